@@ -1,0 +1,16 @@
+"""The labs this course grades, by nbgrader assignment name."""
+import importlib
+from pathlib import Path
+
+PACKAGES = {"lab05_transformers": "lab05"}
+
+
+def load(assignment: str):
+    """The lab's package, with `suite`, `CASES` (visible checks) and `HELPER` (file name)."""
+    if assignment not in PACKAGES:
+        raise KeyError(f"unknown assignment {assignment!r}; known: {', '.join(PACKAGES)}")
+    return importlib.import_module(f"{__name__}.{PACKAGES[assignment]}")
+
+
+def reference_path(assignment: str) -> Path:
+    return Path(__file__).parent / PACKAGES[assignment] / "reference.py"

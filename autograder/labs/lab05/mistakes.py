@@ -1,0 +1,592 @@
+"""Known wrong versions of each Lab 05 part, with the words that explain them to a student.
+
+When a check fails, each mistake of the part runs on the check's own inputs; the first one
+that reproduces every result the student returned is named. Order matters: more specific
+mistakes come first. Composite parts use the reference for everything else, exactly as the
+student's code does during grading.
+"""
+import numpy as np
+
+from . import reference as R
+from .suite import suite
+
+mistake = suite.mistake
+
+
+def _mask(n, k=1, value=-np.inf):
+    return np.triu(np.full((n, n), value), k=k)
+
+
+def _attend(Q, K, V, scale, mask=None, axis=-1):
+    scores = Q @ K.T * scale
+    if mask is not None:
+        scores = scores + mask
+    weights = np.exp(scores - scores.max(axis=axis, keepdims=True))
+    weights = weights / weights.sum(axis=axis, keepdims=True)
+    return weights @ V, weights
+
+
+# ------------------------------------------------------------------------------------ softmax
+
+@mistake("softmax", "no maximum is subtracted before np.exp, so large logits overflow to inf "
+         "and the result is nan; subtract each row's maximum first (softmax is shift-invariant)")
+def unstable(z):
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@mistake("softmax", "the maximum of the whole array is subtracted instead of each row's maximum; "
+         "use np.max(z, axis=-1, keepdims=True)")
+def global_max(z):
+    e = np.exp(z - z.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@mistake("softmax", "the minimum is subtracted instead of the maximum, which still overflows")
+def min_shift(z):
+    e = np.exp(z - z.min(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@mistake("softmax", "it normalises over axis 0 (down the columns) instead of the last axis")
+def axis0(z):
+    e = np.exp(z - z.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+
+
+@mistake("softmax", "it uses axis=1, which is the last axis only for 2-D input; use axis=-1")
+def axis1(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@mistake("softmax", "it divides by the sum of the whole array instead of each row's sum")
+def global_sum(z):
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum()
+
+
+@mistake("softmax", "it never divides by the sum, so the rows do not sum to 1")
+def unnormalised(z):
+    return np.exp(z - z.max(axis=-1, keepdims=True))
+
+
+@mistake("softmax", "it returns log-probabilities (log-softmax) instead of probabilities")
+def log_softmax(z):
+    shifted = z - z.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# ------------------------------------------------------------------- scaled dot-product family
+
+def _attention_mistakes(part, causal):
+    mask = (lambda n: _mask(n)) if causal else (lambda n: None)
+
+    @mistake(part, "the weights equal softmax(QKᵀ) without the 1/√d_k scaling of eq. 8.33")
+    def no_scaling(Q, K, V):
+        return _attend(Q, K, V, 1.0, mask(len(Q)))
+
+    @mistake(part, "the scores are divided by d_k instead of √d_k (eq. 8.33)")
+    def scale_by_dk(Q, K, V):
+        return _attend(Q, K, V, 1.0 / Q.shape[-1], mask(len(Q)))
+
+    @mistake(part, "the scores are scaled by √d_v (the width of V) instead of √d_k (eq. 8.33)")
+    def scale_by_dv(Q, K, V):
+        return _attend(Q, K, V, 1.0 / np.sqrt(V.shape[-1]), mask(len(Q)))
+
+    @mistake(part, "the scores are scaled by √N (the sequence length) instead of √d_k")
+    def scale_by_n(Q, K, V):
+        return _attend(Q, K, V, 1.0 / np.sqrt(len(Q)), mask(len(Q)))
+
+    @mistake(part, "the scores are multiplied by √d_k instead of divided by it")
+    def times_sqrt_dk(Q, K, V):
+        return _attend(Q, K, V, np.sqrt(Q.shape[-1]), mask(len(Q)))
+
+    @mistake(part, "the softmax runs over the queries (axis 0) instead of the keys: each row of "
+             "the weights must sum to 1")
+    def softmax_over_queries(Q, K, V):
+        return _attend(Q, K, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)), axis=0)
+
+    @mistake(part, "it computes K Qᵀ instead of Q Kᵀ, so the weights are transposed")
+    def transposed_scores(Q, K, V):
+        return _attend(K, Q, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)))
+
+    @mistake(part, "the output is weightsᵀ V; it is weights V (row i mixes the values for query i)")
+    def weights_transposed(Q, K, V):
+        _, w = _attend(Q, K, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)))
+        return w.T @ V, w
+
+    @mistake(part, "it returns (weights, output); the order is (output, weights)")
+    def swapped_returns(Q, K, V):
+        out, w = _attend(Q, K, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)))
+        return w, out
+
+
+_attention_mistakes("scaled_dot_product_attention", causal=False)
+
+
+@mistake("causal_attention", "the mask also covers the diagonal (np.triu(..., k=0)): position i "
+         "must attend to itself, and row 0 is left with nothing to attend to")
+def mask_covers_diagonal(Q, K, V):
+    return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), k=0))
+
+
+@mistake("causal_attention", "the mask is applied after the softmax (future weights zeroed), so "
+         "the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)")
+def mask_after_softmax(Q, K, V):
+    _, w = R.scaled_dot_product_attention(Q, K, V)
+    w = np.tril(w)
+    return w @ V, w
+
+
+@mistake("causal_attention", "the scores are multiplied by a 0/1 mask instead of adding -inf: a "
+         "masked score becomes 0, and e^0 still gets weight")
+def multiplicative_mask(Q, K, V):
+    n = len(Q)
+    scores = Q @ K.T / np.sqrt(Q.shape[-1]) * np.tril(np.ones((n, n)))
+    w = R.softmax(scores)
+    return w @ V, w
+
+
+@mistake("causal_attention", "the mask hides the past instead of the future (the lower "
+         "triangle); use np.triu(..., k=1) so that M[i, j] = -inf for j > i")
+def mask_on_past(Q, K, V):
+    return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q)).T)
+
+
+@mistake("causal_attention", "no mask is applied: this is full attention")
+def no_mask(Q, K, V):
+    return R.scaled_dot_product_attention(Q, K, V)
+
+
+@mistake("causal_attention", "the mask value is too small (such as -100 or -1e3): with large "
+         "scores the future still gets weight; use -np.inf")
+def finite_mask(Q, K, V):
+    return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), value=-100.0))
+
+
+_attention_mistakes("causal_attention", causal=True)
+
+
+# ------------------------------------------------------------------------- MultiHeadAttention
+
+def _heads(self, X, split, merge, scale=None, causal=False, axis=-1, keys=None, project=True):
+    """Multi-head attention with pluggable pieces, to build the mistakes from."""
+    n = X.shape[0]
+    Q, K, V = (split(self, X @ W) for W in (self.W_Q, keys if keys is not None else self.W_K, self.W_V))
+    scores = Q @ K.transpose(0, 2, 1) * (scale if scale is not None else 1 / np.sqrt(self.d_k))
+    if causal:
+        scores = scores + _mask(n)
+    w = np.exp(scores - scores.max(axis=axis, keepdims=True))
+    w = w / w.sum(axis=axis, keepdims=True)
+    concat = merge(self, w @ V)
+    return concat @ self.W_O if project else concat
+
+
+def _split(self, M):
+    return M.reshape(len(M), self.n_heads, self.d_k).transpose(1, 0, 2)
+
+
+def _merge(self, H):
+    return H.transpose(1, 0, 2).reshape(H.shape[1], self.d_model)
+
+
+@mistake("MultiHeadAttention", "the heads are split with a reshape to (A, N, d_k) without a "
+         "transpose, so each 'head' mixes positions; reshape to (N, A, d_k), then transpose(1, 0, 2)")
+def reshape_without_transpose(self, X, causal=False):
+    split = lambda s, M: M.reshape(s.n_heads, len(M), s.d_k)  # noqa: E731
+    merge = lambda s, H: H.reshape(H.shape[1], s.d_model)      # noqa: E731
+    return _heads(self, X, split, merge, causal=causal)
+
+
+@mistake("MultiHeadAttention", "the heads are split with a reshape to (A, N, d_k) without a "
+         "transpose, so each 'head' mixes positions; reshape to (N, A, d_k), then transpose(1, 0, 2)")
+def split_without_transpose(self, X, causal=False):
+    return _heads(self, X, lambda s, M: M.reshape(s.n_heads, len(M), s.d_k), _merge, causal=causal)
+
+
+@mistake("MultiHeadAttention", "the heads are concatenated with reshape(N, d) straight from "
+         "(A, N, d_k); move the head axis back first: transpose(1, 0, 2), then reshape")
+def merge_without_transpose(self, X, causal=False):
+    return _heads(self, X, _split, lambda s, H: H.reshape(H.shape[1], s.d_model), causal=causal)
+
+
+@mistake("MultiHeadAttention", "head c takes every A-th column (c::A); it owns the contiguous "
+         "block c*d_k:(c+1)*d_k of W_Q, W_K and W_V")
+def interleaved_heads(self, X, causal=False):
+    split = lambda s, M: M.reshape(len(M), s.d_k, s.n_heads).transpose(2, 0, 1)  # noqa: E731
+    merge = lambda s, H: H.transpose(1, 2, 0).reshape(H.shape[1], s.d_model)     # noqa: E731
+    return _heads(self, X, split, merge, causal=causal)
+
+
+@mistake("MultiHeadAttention", "the output projection W_O of eq. 8.37 is missing")
+def no_output_projection(self, X, causal=False):
+    return _heads(self, X, _split, _merge, causal=causal, project=False)
+
+
+@mistake("MultiHeadAttention", "causal=True is ignored: no mask is applied")
+def causal_ignored(self, X, causal=False):
+    return _heads(self, X, _split, _merge, causal=False)
+
+
+@mistake("MultiHeadAttention", "the causal mask is applied even when causal=False")
+def always_causal(self, X, causal=False):
+    return _heads(self, X, _split, _merge, causal=True)
+
+
+@mistake("MultiHeadAttention", "the scores are scaled by √d_model instead of √d_k, the width of "
+         "one head")
+def scale_by_d_model(self, X, causal=False):
+    return _heads(self, X, _split, _merge, scale=1 / np.sqrt(self.d_model), causal=causal)
+
+
+@mistake("MultiHeadAttention", "the scores are not scaled by 1/√d_k (eq. 8.33)")
+def no_scaling_mha(self, X, causal=False):
+    return _heads(self, X, _split, _merge, scale=1.0, causal=causal)
+
+
+@mistake("MultiHeadAttention", "the softmax runs over the queries instead of the keys (use the "
+         "last axis of the (A, N, N) scores)")
+def softmax_over_queries_mha(self, X, causal=False):
+    return _heads(self, X, _split, _merge, causal=causal, axis=-2)
+
+
+@mistake("MultiHeadAttention", "the keys are computed with W_Q instead of W_K")
+def keys_from_w_q(self, X, causal=False):
+    return _heads(self, X, _split, _merge, causal=causal, keys=self.W_Q)
+
+
+# ------------------------------------------------------------------------ positional_encoding
+
+def _pe(max_len, d_model, base=10000.0, first=0, exponent=lambda two_i, d: two_i / d,
+        even=np.sin, odd=np.cos, interleave=True, divide=True):
+    pos = np.arange(first, first + max_len)[:, None]
+    two_i = np.arange(0, d_model, 2)[None, :]
+    freq = base ** exponent(two_i, d_model)
+    angles = pos / freq if divide else pos * freq
+    if not interleave:
+        return np.concatenate([even(angles), odd(angles)], axis=1)
+    pe = np.empty((max_len, d_model))
+    pe[:, 0::2], pe[:, 1::2] = even(angles), odd(angles)
+    return pe
+
+
+@mistake("positional_encoding", "sin and cos are swapped: sin goes in the even columns, cos in the odd")
+def sin_cos_swapped(max_len, d_model):
+    return _pe(max_len, d_model, even=np.cos, odd=np.sin)
+
+
+@mistake("positional_encoding", "the sines and cosines are concatenated [sin | cos] instead of "
+         "interleaved (sin in column 2i, cos in column 2i+1)")
+def concatenated(max_len, d_model):
+    return _pe(max_len, d_model, interleave=False)
+
+
+@mistake("positional_encoding", "positions start at 1; the first position is 0, so PE[0] = [0, 1, 0, 1, ...]")
+def positions_from_one(max_len, d_model):
+    return _pe(max_len, d_model, first=1)
+
+
+@mistake("positional_encoding", "the exponent uses the column index j for both columns of a pair; "
+         "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)")
+def column_index_exponent(max_len, d_model):
+    pos = np.arange(max_len)[:, None]
+    j = np.arange(d_model)[None, :]
+    angles = pos / 10000.0 ** (j / d_model)
+    return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+@mistake("positional_encoding", "the exponent is i/d instead of 2i/d")
+def half_exponent(max_len, d_model):
+    return _pe(max_len, d_model, exponent=lambda two_i, d: two_i / 2 / d)
+
+
+@mistake("positional_encoding", "the exponent is 2·(2i)/d: i already counts pairs, so write "
+         "10000^(2i/d) with i = 0, 1, ..., d/2 - 1 (or np.arange(0, d, 2)/d)")
+def doubled_exponent(max_len, d_model):
+    return _pe(max_len, d_model, exponent=lambda two_i, d: 2 * two_i / d)
+
+
+@mistake("positional_encoding", "the position is multiplied by 10000^(2i/d) instead of divided by it")
+def multiplied(max_len, d_model):
+    return _pe(max_len, d_model, divide=False)
+
+
+@mistake("positional_encoding", "the base is 1000; the book uses 10000")
+def base_1000(max_len, d_model):
+    return _pe(max_len, d_model, base=1000.0)
+
+
+# --------------------------------------------------------------------------------- layer_norm
+
+def _ln(x, gamma=None, beta=None, eps=1e-5, ddof=0, eps_outside=False, axis=-1, sqrt=True):
+    mu = x.mean(axis=axis, keepdims=True)
+    var = x.var(axis=axis, keepdims=True, ddof=ddof)
+    if not sqrt:
+        scale = var + eps
+    else:
+        scale = np.sqrt(var) + eps if eps_outside else np.sqrt(var + eps)
+    y = (x - mu) / scale
+    return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+
+
+@mistake("layer_norm", "the variance divides by d - 1 (ddof=1); layer norm uses the biased "
+         "variance, dividing by d (np.var's default)")
+def unbiased_variance(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, gamma, beta, eps, ddof=1)
+
+
+@mistake("layer_norm", "eps is added to the standard deviation, outside the square root; it "
+         "belongs inside: sqrt(var + eps) (eq. 8.25)")
+def eps_outside_sqrt(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, gamma, beta, eps, eps_outside=True)
+
+
+@mistake("layer_norm", "eps is left out (or a fixed value is used instead of the eps argument)")
+def eps_ignored(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, gamma, beta, 0.0)
+
+
+@mistake("layer_norm", "the eps argument is ignored: the default 1e-5 is used whatever eps is")
+def eps_fixed(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, gamma, beta, 1e-5)
+
+
+@mistake("layer_norm", "it divides by the variance instead of the standard deviation (missing sqrt)")
+def no_sqrt(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, gamma, beta, eps, sqrt=False)
+
+
+@mistake("layer_norm", "the statistics are taken over axis 0 instead of the last (feature) axis")
+def over_axis0(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, gamma, beta, eps, axis=0)
+
+
+@mistake("layer_norm", "the statistics are taken over the whole array instead of each vector")
+def over_everything(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, gamma, beta, eps, axis=None)
+
+
+@mistake("layer_norm", "gamma and beta are ignored")
+def affine_ignored(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, eps=eps)
+
+
+@mistake("layer_norm", "beta is added before scaling by gamma: the formula is gamma * x_hat + beta")
+def shift_then_scale(x, gamma=None, beta=None, eps=1e-5):
+    y = _ln(x, eps=eps) + (0.0 if beta is None else beta)
+    return y * (1.0 if gamma is None else gamma)
+
+
+# -------------------------------------------------------------------------------- feedforward
+
+@mistake("feedforward", "it uses GELU; eq. 8.21 uses ReLU, max(0, z)")
+def gelu(x, W1, b1, W2, b2):
+    z = x @ W1 + b1
+    return 0.5 * z * (1 + np.tanh(np.sqrt(2 / np.pi) * (z + 0.044715 * z**3))) @ W2 + b2
+
+
+@mistake("feedforward", "there is no ReLU between the two layers")
+def no_activation(x, W1, b1, W2, b2):
+    return (x @ W1 + b1) @ W2 + b2
+
+
+@mistake("feedforward", "the bias b1 is missing")
+def missing_b1(x, W1, b1, W2, b2):
+    return np.maximum(0, x @ W1) @ W2 + b2
+
+
+@mistake("feedforward", "the bias b2 is missing")
+def missing_b2(x, W1, b1, W2, b2):
+    return np.maximum(0, x @ W1 + b1) @ W2
+
+
+@mistake("feedforward", "b1 is added after the ReLU; it goes inside: ReLU(x W1 + b1)")
+def bias_after_relu(x, W1, b1, W2, b2):
+    return (np.maximum(0, x @ W1) + b1) @ W2 + b2
+
+
+@mistake("feedforward", "a ReLU is also applied to the output of the second layer")
+def relu_on_output(x, W1, b1, W2, b2):
+    return np.maximum(0, np.maximum(0, x @ W1 + b1) @ W2 + b2)
+
+
+@mistake("feedforward", "it uses a leaky ReLU (negative inputs keep a small slope); ReLU is max(0, z)")
+def leaky_relu(x, W1, b1, W2, b2):
+    z = x @ W1 + b1
+    return np.where(z > 0, z, 0.01 * z) @ W2 + b2
+
+
+@mistake("feedforward", "it uses tanh (or sigmoid-like squashing) instead of ReLU")
+def tanh_activation(x, W1, b1, W2, b2):
+    return np.tanh(x @ W1 + b1) @ W2 + b2
+
+
+# --------------------------------------------------------------------------- TransformerBlock
+
+def _ln1(self, x):
+    return R.layer_norm(x, self.ln1_gamma, self.ln1_beta)
+
+
+def _ln2(self, x):
+    return R.layer_norm(x, self.ln2_gamma, self.ln2_beta)
+
+
+def _ffn(self, x):
+    return R.feedforward(x, self.W1, self.b1, self.W2, self.b2)
+
+
+@mistake("TransformerBlock", "this is the post-norm block (layer norm after each residual "
+         "addition); the book's pre-norm block normalises the input of each sub-layer (eqs. 8.40-8.45)")
+def post_norm(self, x):
+    t3 = _ln1(self, x + self.attention.forward(x, causal=True))
+    return _ln2(self, t3 + _ffn(self, t3))
+
+
+@mistake("TransformerBlock", "the first residual adds the normalised input T¹; eq. 8.42 adds "
+         "the un-normalised stream X")
+def residual_from_normalised(self, x):
+    t1 = _ln1(self, x)
+    t3 = self.attention.forward(t1, causal=True) + t1
+    return _ffn(self, _ln2(self, t3)) + t3
+
+
+@mistake("TransformerBlock", "the second residual adds the normalised T⁴; eq. 8.45 adds T³")
+def second_residual_from_normalised(self, x):
+    t3 = self.attention.forward(_ln1(self, x), causal=True) + x
+    t4 = _ln2(self, t3)
+    return _ffn(self, t4) + t4
+
+
+@mistake("TransformerBlock", "the first layer norm's parameters (ln1_*) are used for both layer "
+         "norms; the FFN's layer norm uses ln2_gamma and ln2_beta")
+def ln1_used_twice(self, x):
+    t3 = self.attention.forward(_ln1(self, x), causal=True) + x
+    return _ffn(self, _ln1(self, t3)) + t3
+
+
+@mistake("TransformerBlock", "the second layer norm's parameters (ln2_*) are used for both layer norms")
+def ln2_used_twice(self, x):
+    t3 = self.attention.forward(_ln2(self, x), causal=True) + x
+    return _ffn(self, _ln2(self, t3)) + t3
+
+
+@mistake("TransformerBlock", "the layer norms ignore their parameters (ln*_gamma, ln*_beta)")
+def ln_params_ignored(self, x):
+    t3 = self.attention.forward(R.layer_norm(x), causal=True) + x
+    return _ffn(self, R.layer_norm(t3)) + t3
+
+
+@mistake("TransformerBlock", "the attention is not causal: call attention.forward(..., causal=True)")
+def attention_not_causal(self, x):
+    t3 = self.attention.forward(_ln1(self, x), causal=False) + x
+    return _ffn(self, _ln2(self, t3)) + t3
+
+
+@mistake("TransformerBlock", "the residual connection around the attention is missing (T³ = T² + X)")
+def no_attention_residual(self, x):
+    t3 = self.attention.forward(_ln1(self, x), causal=True)
+    return _ffn(self, _ln2(self, t3)) + t3
+
+
+@mistake("TransformerBlock", "the residual connection around the FFN is missing (H = T⁵ + T³)")
+def no_ffn_residual(self, x):
+    t3 = self.attention.forward(_ln1(self, x), causal=True) + x
+    return _ffn(self, _ln2(self, t3))
+
+
+@mistake("TransformerBlock", "the FFN's input is not normalised: T⁴ = LayerNorm(T³) is missing")
+def no_second_ln(self, x):
+    t3 = self.attention.forward(_ln1(self, x), causal=True) + x
+    return _ffn(self, t3) + t3
+
+
+@mistake("TransformerBlock", "the attention's input is not normalised: T¹ = LayerNorm(X) is missing")
+def no_first_ln(self, x):
+    t3 = self.attention.forward(x, causal=True) + x
+    return _ffn(self, _ln2(self, t3)) + t3
+
+
+@mistake("TransformerBlock", "the FFN reads the attention output T² instead of the normalised stream T⁴")
+def ffn_on_attention_output(self, x):
+    t2 = self.attention.forward(_ln1(self, x), causal=True)
+    t3 = t2 + x
+    return _ffn(self, t2) + t3
+
+
+# -------------------------------------------------------------------------- MiniTransformerLM
+
+def _lm(self, ids, positions=None, scale=1.0, final_ln=True, final_params=True, blocks=None,
+        pe_after_blocks=False):
+    ids = np.asarray(ids)
+    n = len(ids)
+    pe = self.pos_encodings[:n] if positions is None else positions
+    x = self.token_embeddings[ids] * scale
+    if not pe_after_blocks:
+        x = x + pe
+    for b in (self.blocks if blocks is None else blocks):
+        x = b.forward(x)
+    if pe_after_blocks:
+        x = x + pe
+    if final_ln:
+        x = R.layer_norm(x, *((self.final_ln_gamma, self.final_ln_beta) if final_params else ()))
+    return x @ self.token_embeddings.T
+
+
+@mistake("MiniTransformerLM", "the final layer norm is missing: pre-norm stacks normalise once "
+         "more before the head")
+def no_final_ln(self, token_ids):
+    return _lm(self, token_ids, final_ln=False)
+
+
+@mistake("MiniTransformerLM", "the final layer norm ignores final_ln_gamma and final_ln_beta")
+def final_ln_params_ignored(self, token_ids):
+    return _lm(self, token_ids, final_params=False)
+
+
+@mistake("MiniTransformerLM", "no positional encodings are added to the token embeddings")
+def no_positions(self, token_ids):
+    return _lm(self, token_ids, positions=0.0)
+
+
+@mistake("MiniTransformerLM", "the positions are off by one: the first token gets PE[0], "
+         "so use pos_encodings[:N]")
+def positions_offset(self, token_ids):
+    n = len(np.asarray(token_ids))
+    return _lm(self, token_ids, positions=self.pos_encodings[1:n + 1])
+
+
+@mistake("MiniTransformerLM", "the embeddings are scaled by √d before adding positions; this "
+         "lab's model adds E[ids] unscaled")
+def scaled_embeddings(self, token_ids):
+    return _lm(self, token_ids, scale=np.sqrt(self.d_model))
+
+
+@mistake("MiniTransformerLM", "the positional encodings are added after the blocks instead of "
+         "to the input embeddings")
+def positions_after_blocks(self, token_ids):
+    return _lm(self, token_ids, pe_after_blocks=True)
+
+
+@mistake("MiniTransformerLM", "the blocks run in reverse order")
+def blocks_reversed(self, token_ids):
+    return _lm(self, token_ids, blocks=self.blocks[::-1])
+
+
+@mistake("MiniTransformerLM", "only the first block is applied: the stream must pass through "
+         "every block, each taking the previous block's output")
+def first_block_only(self, token_ids):
+    return _lm(self, token_ids, blocks=self.blocks[:1])
+
+
+@mistake("MiniTransformerLM", "it returns probabilities (softmax of the logits); forward returns "
+         "the logits u = H Eᵀ of eq. 8.46")
+def probabilities(self, token_ids):
+    return R.softmax(_lm(self, token_ids))
+
+
+@mistake("MiniTransformerLM", "it returns log-probabilities; forward returns the logits u = H Eᵀ")
+def log_probabilities(self, token_ids):
+    u = _lm(self, token_ids)
+    shifted = u - u.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))

@@ -1,0 +1,628 @@
+"""Lab 05 hidden checks: per graded name, what is tested, for how many points, at what tolerance.
+
+Inputs are drawn from a generator seeded by the check's title, so every run and every student
+sees the same hidden inputs. Expected values come from the reference in float64.
+"""
+import numpy as np
+
+from ...checks import FLOAT32, Suite
+from ...compare import mismatch
+from . import calls as C
+from . import reference
+
+POINTS = {
+    "softmax": 8,
+    "scaled_dot_product_attention": 10,
+    "causal_attention": 10,
+    "MultiHeadAttention": 18,
+    "positional_encoding": 10,
+    "layer_norm": 10,
+    "feedforward": 6,
+    "TransformerBlock": 14,
+    "MiniTransformerLM": 14,
+}
+CLASSES = {"MultiHeadAttention", "TransformerBlock", "MiniTransformerLM"}
+
+suite = Suite(
+    "lab05_transformers",
+    reference={name: getattr(reference, name) for name in POINTS},
+    points=POINTS,
+    kinds={name: "class" if name in CLASSES else "function" for name in POINTS},
+    output_names={"scaled_dot_product_attention": ("output", "weights"),
+                  "causal_attention": ("output", "weights")},
+)
+check = suite.check
+
+
+def expect_float_array(t, got, shape):
+    """`got` is a floating-point array of `shape` (values are other checks' business)."""
+    if not isinstance(got, np.ndarray):
+        t.fail(f"returned {type(got).__name__}; expected a NumPy array of shape {shape}")
+    if got.shape != shape:
+        t.fail(f"returned shape {got.shape}; expected {shape}")
+    if got.dtype.kind != "f":
+        t.fail(f"returned dtype {got.dtype}; expected floating point")
+
+
+def expect_rows_unaffected_by_future(t, first, second, upto, what):
+    """Rows 0..upto of two outputs agree although inputs after position `upto` differ."""
+    a, b = (x[0] if isinstance(x, tuple) else x for x in (first, second))
+    if np.shape(a) != np.shape(b) or not np.allclose(a[:upto + 1], b[:upto + 1], rtol=0, atol=1e-10):
+        t.fail(f"changing {what} after position {upto} changed the output at positions 0..{upto}: "
+               "position i must only see positions j <= i")
+
+
+def float32_twin(call_builder, *arrays):
+    """The same call on float32 copies, and the float64 call whose reference result is expected."""
+    return call_builder(*(a.astype(np.float32) for a in arrays)), call_builder(*arrays)
+
+
+def expect_float32_close(t, call_builder, *arrays):
+    call32, call64 = float32_twin(call_builder, *arrays)
+    t.expect_match(call32, against=call64)
+
+
+# ---------------------------------------------------------------------------------- softmax
+
+@check("softmax", "returns a float array of the input's shape", 0.5, tol=None)
+def _(t):
+    """A wrong shape breaks every caller, whatever the values."""
+    expect_float_array(t, t.student(C.softmax(t.normal(4, 6))), (4, 6))
+
+
+@check("softmax", "matches the reference on a matrix of logits", 2)
+def _(t):
+    """The core definition: exponentiate and normalise each row."""
+    t.expect_match(C.softmax(t.normal(5, 7, scale=2.0)))
+
+
+@check("softmax", "works on a single vector", 1)
+def _(t):
+    """With no leading dimension the last axis is axis 0."""
+    t.expect_match(C.softmax(t.normal(9)))
+
+
+@check("softmax", "stable for logits near +1000", 1.5)
+def _(t):
+    """np.exp(1000) overflows; a stable softmax subtracts the row maximum first."""
+    t.expect_match(C.softmax(t.normal(4, 5) + 1000.0))
+
+
+@check("softmax", "stable when rows have very different offsets and spreads", 1)
+def _(t):
+    """Each row needs its own maximum: one global maximum, or the minimum, overflows or underflows."""
+    z = t.normal(4, 6) + np.array([[-1000.0], [0.0], [40.0], [900.0]])
+    z[1] *= 300.0   # one row spans several hundred
+    t.expect_match(C.softmax(z))
+
+
+@check("softmax", "works over the last axis of a 3-D array", 1)
+def _(t):
+    """Attention with several heads calls softmax on (heads, N, N) arrays."""
+    t.expect_match(C.softmax(t.normal(2, 3, 5, scale=2.0)))
+
+
+@check("softmax", "accepts float32 logits", 0.5, tol=FLOAT32)
+def _(t):
+    """Models often run in float32; the result must stay a distribution."""
+    expect_float32_close(t, C.softmax, t.normal(3, 6, scale=3.0))
+
+
+@check("softmax", "does not modify its input", 0.5, tol=None)
+def _(t):
+    """Callers reuse their logits; in-place updates corrupt them."""
+    t.expect_inputs_unchanged(C.softmax(t.normal(3, 4) + 50.0))
+
+
+# --------------------------------------------------------------- scaled_dot_product_attention
+
+def qkv(t, n, d_k, d_v, scale=1.0):
+    return t.normal(n, d_k, scale=scale), t.normal(n, d_k, scale=scale), t.normal(n, d_v)
+
+
+@check("scaled_dot_product_attention", "returns (output, weights) with the right shapes", 1, tol=None)
+def _(t):
+    """Callers unpack two arrays: (N, d_v) output and (N, N) weights."""
+    got = t.student(C.attention(*qkv(t, 5, 4, 3)))
+    if not isinstance(got, tuple) or len(got) != 2:
+        t.fail("expected a tuple (output, weights)")
+    expect_float_array(t, got[0], (5, 3))
+    expect_float_array(t, got[1], (5, 5))
+
+
+@check("scaled_dot_product_attention", "matches the reference when d_v = d_k", 2)
+def _(t):
+    """Eq. 8.33 on a small square problem."""
+    t.expect_match(C.attention(*qkv(t, 5, 4, 4)))
+
+
+@check("scaled_dot_product_attention", "matches the reference when d_v != d_k", 2)
+def _(t):
+    """The scale is the key width d_k, whatever the value width d_v."""
+    t.expect_match(C.attention(*qkv(t, 6, 8, 3)))
+
+
+@check("scaled_dot_product_attention", "every row of the weights is a distribution", 1, tol=None)
+def _(t):
+    """Weights are non-negative and sum to 1 over the keys (the last axis)."""
+    got = t.student(C.attention(*qkv(t, 6, 4, 4)))
+    weights = got[1] if isinstance(got, tuple) and len(got) == 2 else None
+    if not isinstance(weights, np.ndarray) or weights.shape != (6, 6):
+        t.fail("the weights are not an (N, N) array")
+    if (weights < -1e-12).any() or not np.allclose(weights.sum(axis=-1), 1.0, atol=1e-9):
+        t.fail(f"row sums {np.round(weights.sum(axis=-1)[:3], 4)}...; each row must sum to 1")
+
+
+@check("scaled_dot_product_attention", "a sequence of length 1", 1)
+def _(t):
+    """One token attends only to itself: weight 1, output = its value."""
+    t.expect_match(C.attention(*qkv(t, 1, 4, 3)))
+
+
+@check("scaled_dot_product_attention", "stable for large scores", 1)
+def _(t):
+    """Scores in the thousands must not overflow."""
+    t.expect_match(C.attention(*qkv(t, 5, 4, 4, scale=30.0)))
+
+
+@check("scaled_dot_product_attention", "accepts float32 inputs", 1, tol=FLOAT32)
+def _(t):
+    """The same computation in single precision."""
+    expect_float32_close(t, C.attention, *qkv(t, 5, 4, 3))
+
+
+@check("scaled_dot_product_attention", "does not modify Q, K or V", 1, tol=None)
+def _(t):
+    """The caller's projections are reused by other heads and layers."""
+    t.expect_inputs_unchanged(C.attention(*qkv(t, 4, 4, 3)))
+
+
+# -------------------------------------------------------------------------- causal_attention
+
+def causal(*arrays):
+    return C.attention(*arrays, causal=True)
+
+
+@check("causal_attention", "returns (output, weights) with the right shapes", 1, tol=None)
+def _(t):
+    """(N, d_v) output and (N, N) weights."""
+    got = t.student(causal(*qkv(t, 5, 4, 3)))
+    if not isinstance(got, tuple) or len(got) != 2:
+        t.fail("expected a tuple (output, weights)")
+    expect_float_array(t, got[0], (5, 3))
+    expect_float_array(t, got[1], (5, 5))
+
+
+@check("causal_attention", "matches the reference", 2)
+def _(t):
+    """Eqs. 8.33-8.34: scaled scores, -inf above the diagonal, softmax, weighted values."""
+    t.expect_match(causal(*qkv(t, 6, 4, 4)))
+
+
+@check("causal_attention", "matches the reference when d_v != d_k", 1)
+def _(t):
+    """The scale is sqrt(d_k) here too."""
+    t.expect_match(causal(*qkv(t, 5, 3, 6)))
+
+
+@check("causal_attention", "zero weight on the future, rows still sum to 1", 1, tol=None)
+def _(t):
+    """The upper triangle is exactly zero and each row renormalises over j <= i."""
+    got = t.student(causal(*qkv(t, 6, 4, 4)))
+    weights = got[1] if isinstance(got, tuple) and len(got) == 2 else None
+    if not isinstance(weights, np.ndarray) or weights.shape != (6, 6):
+        t.fail("the weights are not an (N, N) array")
+    future = np.triu(weights, k=1)
+    if np.abs(future).max() > 1e-12:
+        i, j = np.unravel_index(np.abs(future).argmax(), future.shape)
+        t.fail(f"weights[{i}, {j}] = {weights[i, j]:.3g}: position {i} attends to the later position {j}")
+    if not np.allclose(weights.sum(axis=-1), 1.0, atol=1e-9):
+        t.fail(f"row sums {np.round(weights.sum(axis=-1), 4)}; each row must sum to 1")
+
+
+@check("causal_attention", "earlier outputs ignore later positions", 2, tol=None)
+def _(t):
+    """Changing queries, keys and values after position k leaves output rows 0..k unchanged."""
+    Q, K, V = qkv(t, 7, 4, 4)
+    Q2, K2, V2 = Q.copy(), K.copy(), V.copy()
+    for M in (Q2, K2, V2):
+        M[4:] += t.normal(3, 4, scale=3.0)
+    expect_rows_unaffected_by_future(t, t.student(causal(Q, K, V)), t.student(causal(Q2, K2, V2)),
+                                     3, "Q, K and V")
+
+
+@check("causal_attention", "a sequence of length 1", 1)
+def _(t):
+    """A single token: its one weight is 1."""
+    t.expect_match(causal(*qkv(t, 1, 4, 2)))
+
+
+@check("causal_attention", "masked entries stay zero for large scores", 1)
+def _(t):
+    """With scores of a few hundred, a finite mask such as -100 lets the future leak in."""
+    t.expect_match(causal(*qkv(t, 6, 4, 4, scale=10.0)))
+
+
+@check("causal_attention", "accepts float32 inputs", 0.5, tol=FLOAT32)
+def _(t):
+    """The same computation in single precision."""
+    expect_float32_close(t, causal, *qkv(t, 5, 4, 4))
+
+
+@check("causal_attention", "does not modify Q, K or V", 0.5, tol=None)
+def _(t):
+    """Adding the mask to the scores must not touch the inputs."""
+    t.expect_inputs_unchanged(causal(*qkv(t, 4, 4, 4)))
+
+
+# ------------------------------------------------------------------------ MultiHeadAttention
+
+def mha_case(t, n, d_model, n_heads, causal=None, scale=1.0):
+    return C.mha(t.normal(n, d_model), C.mha_weights(t.rng, d_model, scale), n_heads, causal)
+
+
+@check("MultiHeadAttention", "forward returns (N, d_model)", 1, tol=None)
+def _(t):
+    """The output goes back into the residual stream, so it has the input's shape."""
+    expect_float_array(t, t.student(mha_case(t, 5, 12, 3)), (5, 12))
+
+
+@check("MultiHeadAttention", "one head, no mask", 2)
+def _(t):
+    """With A = 1 this is attention followed by the output projection W_O."""
+    t.expect_match(mha_case(t, 5, 4, 1, causal=False))
+
+
+@check("MultiHeadAttention", "three heads, N, d, A and d_k all different", 4)
+def _(t):
+    """N = 5, d = 12, A = 3, d_k = 4: head c uses columns c*d_k:(c+1)*d_k (eqs. 8.35-8.37)."""
+    t.expect_match(mha_case(t, 5, 12, 3, causal=False))
+
+
+@check("MultiHeadAttention", "four heads with causal=True", 3)
+def _(t):
+    """Every head masks the future before its softmax."""
+    t.expect_match(mha_case(t, 7, 12, 4, causal=True))
+
+
+@check("MultiHeadAttention", "causal defaults to False", 1)
+def _(t):
+    """forward(X) without the keyword is full (bidirectional) attention."""
+    t.expect_match(mha_case(t, 6, 8, 2))
+
+
+@check("MultiHeadAttention", "with causal=True, earlier outputs ignore later positions", 2, tol=None)
+def _(t):
+    """Changing rows of X after position k leaves output rows 0..k unchanged."""
+    weights = C.mha_weights(t.rng, 8)
+    X = t.normal(6, 8)
+    X2 = X.copy()
+    X2[3:] += t.normal(3, 8, scale=3.0)
+    expect_rows_unaffected_by_future(t, t.student(C.mha(X, weights, 2, True)),
+                                     t.student(C.mha(X2, weights, 2, True)), 2, "X")
+
+
+@check("MultiHeadAttention", "as many heads as dimensions (d_k = 1)", 1)
+def _(t):
+    """The extreme split: each head is one column wide."""
+    t.expect_match(mha_case(t, 4, 6, 6, causal=True))
+
+
+@check("MultiHeadAttention", "a sequence of length 1", 1)
+def _(t):
+    """One token: every head returns its value; the output is X W_V W_O."""
+    t.expect_match(mha_case(t, 1, 8, 2, causal=True))
+
+
+@check("MultiHeadAttention", "stable for large activations", 1)
+def _(t):
+    """Large weights give scores in the thousands."""
+    t.expect_match(mha_case(t, 5, 8, 2, causal=True, scale=8.0))
+
+
+@check("MultiHeadAttention", "accepts float32 inputs", 1, tol=FLOAT32)
+def _(t):
+    """X and the weights in single precision."""
+    weights = C.mha_weights(t.rng, 8)
+    call32 = C.mha(t.normal(5, 8).astype(np.float32), [w.astype(np.float32) for w in weights], 2, True)
+    call64 = C.mha(call32.args[0].astype(np.float64), weights, 2, True)
+    t.expect_match(call32, against=call64)
+
+
+@check("MultiHeadAttention", "does not modify X or the weights", 1, tol=None)
+def _(t):
+    """The weights are parameters; forward only reads them."""
+    t.expect_inputs_unchanged(mha_case(t, 5, 8, 2, causal=True))
+
+
+# ----------------------------------------------------------------------- positional_encoding
+
+@check("positional_encoding", "returns a float array of shape (max_len, d_model)", 1, tol=None)
+def _(t):
+    """One row per position, one column per dimension."""
+    expect_float_array(t, t.student(C.positional_encoding(7, 6)), (7, 6))
+
+
+@check("positional_encoding", "position 0 is [0, 1, 0, 1, ...]", 1)
+def _(t):
+    """sin(0) = 0 in the even columns, cos(0) = 1 in the odd ones: positions start at 0."""
+    got = t.student(C.positional_encoding(6, 8))
+    expect_float_array(t, got, (6, 8))
+    problem = _rows_problem(got[:1], t.reference(C.positional_encoding(6, 8))[:1], t.check.tol)
+    if problem:
+        t.fail(f"row 0: {problem}")
+
+
+@check("positional_encoding", "even columns hold the sines", 1)
+def _(t):
+    """PE[pos, 2i] = sin(pos / 10000^(2i/d))."""
+    got = t.student(C.positional_encoding(12, 8))
+    expect_float_array(t, got, (12, 8))
+    problem = _rows_problem(got[:, 0::2], t.reference(C.positional_encoding(12, 8))[:, 0::2], t.check.tol)
+    if problem:
+        t.fail(f"even columns: {problem}")
+
+
+@check("positional_encoding", "odd columns hold the cosines", 1)
+def _(t):
+    """PE[pos, 2i+1] = cos(pos / 10000^(2i/d)), the same frequency as column 2i."""
+    got = t.student(C.positional_encoding(12, 8))
+    expect_float_array(t, got, (12, 8))
+    problem = _rows_problem(got[:, 1::2], t.reference(C.positional_encoding(12, 8))[:, 1::2], t.check.tol)
+    if problem:
+        t.fail(f"odd columns: {problem}")
+
+
+def _rows_problem(got, expected, tol):
+    return mismatch(got, expected, tol.rtol, tol.atol)
+
+
+@check("positional_encoding", "matches the reference on a small table", 3)
+def _(t):
+    """max_len = 10, d = 8: every frequency and phase."""
+    t.expect_match(C.positional_encoding(10, 8))
+
+
+@check("positional_encoding", "matches the reference on a long, wide table", 2)
+def _(t):
+    """max_len = 128, d = 64: the slow frequencies only show in the high columns."""
+    t.expect_match(C.positional_encoding(128, 64))
+
+
+@check("positional_encoding", "a table of one position", 1)
+def _(t):
+    """max_len = 1 is just position 0."""
+    t.expect_match(C.positional_encoding(1, 10))
+
+
+# -------------------------------------------------------------------------------- layer_norm
+
+def ln_params(t, d):
+    return 1.0 + 0.5 * t.normal(d), 0.5 * t.normal(d)
+
+
+@check("layer_norm", "returns a float array of the input's shape", 0.5, tol=None)
+def _(t):
+    """Normalisation keeps the shape."""
+    expect_float_array(t, t.student(C.layer_norm(t.normal(3, 5))), (3, 5))
+
+
+@check("layer_norm", "default gamma and beta", 2)
+def _(t):
+    """Each row standardised with the biased variance and eps inside the root (eq. 8.25)."""
+    t.expect_match(C.layer_norm(t.normal(4, 6, scale=3.0) + 2.0))
+
+
+@check("layer_norm", "non-default gamma and beta", 2)
+def _(t):
+    """Scale by gamma, then shift by beta, feature by feature."""
+    t.expect_match(C.layer_norm(t.normal(4, 6, scale=2.0), *ln_params(t, 6)))
+
+
+@check("layer_norm", "eps = 0.1 is used inside the square root", 1.5)
+def _(t):
+    """With a large eps, sqrt(var + eps) and sqrt(var) + eps differ clearly."""
+    t.expect_match(C.layer_norm(t.normal(4, 6, scale=0.3), *ln_params(t, 6), eps=0.1))
+
+
+@check("layer_norm", "rows with a small variance (default eps)", 1)
+def _(t):
+    """When var is close to eps, where eps goes matters."""
+    t.expect_match(C.layer_norm(t.normal(3, 8, scale=3e-3) + 1.0))
+
+
+@check("layer_norm", "works over the last axis of a 3-D array", 1)
+def _(t):
+    """(batch, N, d) inputs normalise each d-vector."""
+    t.expect_match(C.layer_norm(t.normal(2, 3, 6, scale=2.0), *ln_params(t, 6)))
+
+
+@check("layer_norm", "accepts float32 inputs", 1, tol=FLOAT32)
+def _(t):
+    """The same computation in single precision."""
+    expect_float32_close(t, C.layer_norm, t.normal(4, 6, scale=2.0), *ln_params(t, 6))
+
+
+@check("layer_norm", "does not modify x, gamma or beta", 1, tol=None)
+def _(t):
+    """Subtracting the mean in place would change the residual stream."""
+    t.expect_inputs_unchanged(C.layer_norm(t.normal(3, 6) + 1.0, *ln_params(t, 6)))
+
+
+# ------------------------------------------------------------------------------- feedforward
+
+def ffn_params(t, d, d_ff, bias=True):
+    b = (lambda n: 0.5 * t.normal(n)) if bias else np.zeros
+    return (t.normal(d, d_ff) / np.sqrt(d), b(d_ff), t.normal(d_ff, d) / np.sqrt(d_ff), b(d))
+
+
+@check("feedforward", "returns a float array of the input's shape", 0.5, tol=None)
+def _(t):
+    """The FFN maps each d_model vector back to d_model."""
+    expect_float_array(t, t.student(C.feedforward(t.normal(4, 6), *ffn_params(t, 6, 10))), (4, 6))
+
+
+@check("feedforward", "matches the reference with zero biases", 1.5)
+def _(t):
+    """ReLU(x W1) W2."""
+    t.expect_match(C.feedforward(t.normal(5, 6), *ffn_params(t, 6, 12, bias=False)))
+
+
+@check("feedforward", "matches the reference with biases and negative pre-activations", 2)
+def _(t):
+    """ReLU(x W1 + b1) W2 + b2 (eq. 8.21): the bias goes inside the ReLU."""
+    W1, b1, W2, b2 = ffn_params(t, 6, 12)
+    t.expect_match(C.feedforward(t.normal(5, 6), W1, b1 - 0.5, W2, b2))
+
+
+@check("feedforward", "works on a 3-D input", 1)
+def _(t):
+    """(batch, N, d_model) inputs: the same network at every position."""
+    t.expect_match(C.feedforward(t.normal(2, 3, 6), *ffn_params(t, 6, 8)))
+
+
+@check("feedforward", "accepts float32 inputs", 0.5, tol=FLOAT32)
+def _(t):
+    """The same computation in single precision."""
+    expect_float32_close(t, C.feedforward, t.normal(4, 6), *ffn_params(t, 6, 10))
+
+
+@check("feedforward", "does not modify its inputs", 0.5, tol=None)
+def _(t):
+    """An in-place ReLU on x W1 is fine; on x itself it is not."""
+    t.expect_inputs_unchanged(C.feedforward(t.normal(4, 6), *ffn_params(t, 6, 10)))
+
+
+# -------------------------------------------------------------------------- TransformerBlock
+
+@check("TransformerBlock", "forward returns (N, d_model)", 1, tol=None)
+def _(t):
+    """A block maps the residual stream to a stream of the same shape."""
+    got = t.student(C.block(t.normal(5, 8), C.block_params(t.rng, 8, 16), 2))
+    expect_float_array(t, got, (5, 8))
+
+
+@check("TransformerBlock", "default layer-norm parameters", 3)
+def _(t):
+    """Eqs. 8.40-8.45 with gamma = 1, beta = 0."""
+    t.expect_match(C.block(t.normal(5, 8), C.block_params(t.rng, 8, 16, ln_default=True), 2))
+
+
+@check("TransformerBlock", "distinct parameters in the two layer norms", 3)
+def _(t):
+    """ln1_* normalises the attention input, ln2_* the FFN input."""
+    t.expect_match(C.block(t.normal(5, 8), C.block_params(t.rng, 8, 16), 2))
+
+
+@check("TransformerBlock", "another shape: N = 7, d = 12, A = 3, d_ff = 20", 2)
+def _(t):
+    """Nothing may depend on a particular size."""
+    t.expect_match(C.block(t.normal(7, 12), C.block_params(t.rng, 12, 20), 3))
+
+
+@check("TransformerBlock", "earlier outputs ignore later positions", 2, tol=None)
+def _(t):
+    """The block's attention is causal."""
+    params = C.block_params(t.rng, 8, 16)
+    X = t.normal(6, 8)
+    X2 = X.copy()
+    X2[4:] += t.normal(2, 8, scale=3.0)
+    expect_rows_unaffected_by_future(t, t.student(C.block(X, params, 2)),
+                                     t.student(C.block(X2, params, 2)), 3, "x")
+
+
+@check("TransformerBlock", "a sequence of length 1", 1)
+def _(t):
+    """A single position still goes through both sub-layers."""
+    t.expect_match(C.block(t.normal(1, 8), C.block_params(t.rng, 8, 16), 2))
+
+
+@check("TransformerBlock", "accepts float32 inputs", 1, tol=FLOAT32)
+def _(t):
+    """The residual stream in single precision."""
+    x = t.normal(5, 8)
+    params = C.block_params(t.rng, 8, 16)
+    t.expect_match(C.block(x.astype(np.float32), params, 2), against=C.block(x, params, 2))
+
+
+@check("TransformerBlock", "does not modify x or the parameters", 1, tol=None)
+def _(t):
+    """`x += ...` would change the caller's residual stream."""
+    t.expect_inputs_unchanged(C.block(t.normal(5, 8), C.block_params(t.rng, 8, 16), 2))
+
+
+# ------------------------------------------------------------------------- MiniTransformerLM
+
+def lm_case(t, vocab_size=11, d_model=8, n_heads=2, n_layers=2, max_len=16, final_default=True):
+    return C.lm_params(t.rng, reference.positional_encoding, vocab_size, d_model, n_heads,
+                       n_layers, max_len, final_default)
+
+
+def token_ids(t, n, vocab_size):
+    return t.rng.integers(0, vocab_size, size=n)
+
+
+@check("MiniTransformerLM", "forward returns logits of shape (N, vocab_size)", 1, tol=None)
+def _(t):
+    """One row of next-token logits per input position."""
+    got = t.student(C.lm(token_ids(t, 6, 11), lm_case(t)))
+    expect_float_array(t, got, (6, 11))
+
+
+@check("MiniTransformerLM", "matches the reference", 3)
+def _(t):
+    """Embed, add positions from 0, run the blocks, final layer norm, H E^T (eq. 8.46)."""
+    t.expect_match(C.lm(token_ids(t, 6, 11), lm_case(t)))
+
+
+@check("MiniTransformerLM", "non-default final layer norm", 2)
+def _(t):
+    """final_ln_gamma and final_ln_beta are applied before the head."""
+    t.expect_match(C.lm(token_ids(t, 6, 11), lm_case(t, final_default=False)))
+
+
+@check("MiniTransformerLM", "another configuration: |V| = 13, d = 12, A = 3, 3 layers", 2)
+def _(t):
+    """All blocks, in order."""
+    params = lm_case(t, vocab_size=13, d_model=12, n_heads=3, n_layers=3, max_len=20)
+    t.expect_match(C.lm(token_ids(t, 9, 13), params))
+
+
+@check("MiniTransformerLM", "logits at position i ignore later tokens", 2, tol=None)
+def _(t):
+    """A language model predicts token i+1 from tokens 0..i only."""
+    params = lm_case(t)
+    ids = token_ids(t, 8, 11)
+    ids2 = ids.copy()
+    ids2[5:] = (ids2[5:] + 1 + t.rng.integers(0, 9, size=3)) % 11
+    expect_rows_unaffected_by_future(t, t.student(C.lm(ids, params)), t.student(C.lm(ids2, params)),
+                                     4, "the tokens")
+
+
+@check("MiniTransformerLM", "a sequence of one token", 1)
+def _(t):
+    """The shortest input."""
+    t.expect_match(C.lm(token_ids(t, 1, 11), lm_case(t)))
+
+
+@check("MiniTransformerLM", "a sequence of max_len tokens", 1)
+def _(t):
+    """The whole positional table is used."""
+    t.expect_match(C.lm(token_ids(t, 16, 11), lm_case(t)))
+
+
+@check("MiniTransformerLM", "accepts int32 token ids", 1)
+def _(t):
+    """Any integer dtype indexes the embedding matrix."""
+    ids = token_ids(t, 6, 11)
+    params = lm_case(t)
+    t.expect_match(C.lm(ids.astype(np.int32), params), against=C.lm(ids, params))
+
+
+@check("MiniTransformerLM", "does not modify the token ids or the weights", 1, tol=None)
+def _(t):
+    """forward only reads the parameters."""
+    t.expect_inputs_unchanged(C.lm(token_ids(t, 6, 11), lm_case(t)))
+
+
+suite.validate()

@@ -1,0 +1,52 @@
+"""nbgrader notebooks: cell roles, and the reference code derived from the source notebook."""
+import re
+
+import nbformat
+
+SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+
+
+def nbgrader(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def grade_id(cell) -> str | None:
+    return nbgrader(cell).get("grade_id")
+
+
+def is_answer(cell) -> bool:
+    """An autograded-answer cell: student code, graded by tests elsewhere."""
+    meta = nbgrader(cell)
+    return cell.cell_type == "code" and bool(meta.get("solution")) and not meta.get("grade")
+
+
+def is_test(cell) -> bool:
+    """An autograder-test cell."""
+    meta = nbgrader(cell)
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def is_locked(cell) -> bool:
+    meta = nbgrader(cell)
+    return bool(meta.get("locked")) or bool(meta.get("grade")) and not meta.get("solution")
+
+
+def read(path) -> nbformat.NotebookNode:
+    return nbformat.read(str(path), as_version=4)
+
+
+def answer_cells(nb) -> dict:
+    return {grade_id(c): c.source for c in nb.cells if is_answer(c)}
+
+
+def reference_module(nb, notebook_path: str) -> str:
+    """The solution code of every answer cell, as one importable module."""
+    bodies = []
+    for source in answer_cells(nb).values():
+        lines = [line for line in source.splitlines() if not SOLUTION_MARKER.match(line)]
+        bodies.append("\n".join(lines).strip())
+    header = (f'"""Reference solutions, generated from {notebook_path}.\n\n'
+              "Do not edit: run `attnlab sync`. CI fails when this file differs from what the\n"
+              'source notebook generates.\n"""\n'
+              "import numpy as np\n")
+    return header + "\n\n" + "\n\n\n".join(bodies) + "\n"

@@ -1,0 +1,188 @@
+"""The wire format between the grader and the sandboxed worker.
+
+A message is a JSON tree plus the arrays it refers to, each stored in NumPy's `.npy` format and
+read back with `allow_pickle=False`: nothing that crosses the wire can run code on the reading
+side. Only numeric and boolean arrays, plain scalars, strings, lists, tuples, dicts with string
+keys, call specs and objects described by their attributes are representable. Readers enforce
+limits on size and depth, because one side is always hostile student code.
+
+Messages travel over a SOCK_SEQPACKET socket in packets of at most `PACKET` bytes. Each packet
+starts with the message number and a flag that says whether more packets follow, so a message
+cut short by a killed process is recognised and dropped instead of corrupting the next one.
+"""
+import io
+import json
+import os
+import socket
+import struct
+
+import numpy as np
+
+from .invoke import Call, New
+
+PACKET = 32 * 1024
+MAX_MESSAGE = 16 * 1024 * 1024
+MAX_DEPTH = 32
+_HEAD = struct.Struct("<IB")      # message number, more-packets flag
+_SIZE = struct.Struct("<Q")
+_NUMERIC = set("biufc")
+
+
+class ProtocolError(Exception):
+    """A message that cannot be encoded or that breaks the format or its limits."""
+
+
+class Described:
+    """An object sent by its class name and attributes (an oracle proxy or a reference object)."""
+
+    def __init__(self, cls: str, attrs: dict):
+        self.cls, self.attrs = cls, attrs
+
+
+def encode(value, describe=None) -> bytes:
+    """Serialise `value`. `describe(obj)` may turn other objects into a `Described`."""
+    blobs: list[bytes] = []
+    tree = _to_tree(value, blobs, describe, 0)
+    head = json.dumps(tree).encode()
+    parts = [_SIZE.pack(len(head)), head]
+    for blob in blobs:
+        parts += [_SIZE.pack(len(blob)), blob]
+    data = b"".join(parts)
+    if len(data) > MAX_MESSAGE:
+        raise ProtocolError(f"message of {len(data)} bytes is over the {MAX_MESSAGE}-byte limit")
+    return data
+
+
+def decode(data: bytes, build=None):
+    """Inverse of `encode`. `build(cls, attrs)` turns a described object into a live one."""
+    view = memoryview(data)
+    head, offset = _take(view, 0)
+    blobs = []
+    while offset < len(view):
+        blob, offset = _take(view, offset)
+        blobs.append(blob)
+    try:
+        tree = json.loads(bytes(head))
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"bad message header: {exc}") from None
+    return _from_tree(tree, blobs, build, 0)
+
+
+def _take(view, offset):
+    if offset + _SIZE.size > len(view):
+        raise ProtocolError("truncated message")
+    (size,) = _SIZE.unpack_from(view, offset)
+    start = offset + _SIZE.size
+    if start + size > len(view):
+        raise ProtocolError("truncated message")
+    return view[start:start + size], start + size
+
+
+def _to_tree(value, blobs, describe, depth):
+    if depth > MAX_DEPTH:
+        raise ProtocolError("value nested too deeply")
+    rec = lambda v: _to_tree(v, blobs, describe, depth + 1)  # noqa: E731
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, (np.ndarray, np.generic)):
+        array = np.asarray(value)
+        if array.dtype.kind not in _NUMERIC:
+            raise ProtocolError(f"array of dtype {array.dtype} cannot be sent")
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, array, allow_pickle=False)
+        blobs.append(buffer.getvalue())
+        return {"t": "nd", "i": len(blobs) - 1, "scalar": isinstance(value, np.generic)}
+    for plain in (bool, int, float, str):
+        if isinstance(value, plain):
+            return plain(value)
+    if isinstance(value, tuple):
+        return {"t": "tuple", "v": [rec(v) for v in value]}
+    if isinstance(value, list):
+        return [rec(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"t": "dict", "v": {str(k): rec(v) for k, v in value.items()}}
+    if isinstance(value, New):
+        return {"t": "new", "cls": value.cls, "args": rec(value.args),
+                "attrs": [[k, rec(v)] for k, v in value.attrs]}
+    if isinstance(value, Call):
+        return {"t": "call", "fn": value.fn, "args": rec(value.args), "kwargs": rec(value.kwargs),
+                "obj": rec(value.obj)}
+    described = describe(value) if describe is not None else None
+    if isinstance(described, Described):
+        return {"t": "obj", "cls": described.cls, "attrs": rec(described.attrs)}
+    raise ProtocolError(f"a value of type {type(value).__name__} cannot be sent")
+
+
+def _from_tree(tree, blobs, build, depth):
+    if depth > MAX_DEPTH:
+        raise ProtocolError("value nested too deeply")
+    rec = lambda v: _from_tree(v, blobs, build, depth + 1)  # noqa: E731
+    if tree is None or isinstance(tree, (bool, int, float, str)):
+        return tree
+    if isinstance(tree, list):
+        return [rec(v) for v in tree]
+    if not isinstance(tree, dict):
+        raise ProtocolError("bad message")
+    kind = tree.get("t")
+    try:
+        if kind == "nd":
+            array = _read_array(blobs[tree["i"]])
+            return array[()] if tree.get("scalar") else array
+        if kind == "tuple":
+            return tuple(rec(v) for v in tree["v"])
+        if kind == "dict":
+            return {str(k): rec(v) for k, v in tree["v"].items()}
+        if kind == "new":
+            return New(str(tree["cls"]), tuple(rec(tree["args"])),
+                       tuple((str(k), rec(v)) for k, v in tree["attrs"]))
+        if kind == "call":
+            obj = rec(tree["obj"])
+            return Call(str(tree["fn"]), tuple(rec(tree["args"])), dict(rec(tree["kwargs"])), obj)
+        if kind == "obj" and build is not None:
+            return build(str(tree["cls"]), rec(tree["attrs"]))
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise ProtocolError(f"bad message: {exc!r}") from None
+    raise ProtocolError(f"bad message: unknown node {kind!r}")
+
+
+def _read_array(blob) -> np.ndarray:
+    try:
+        array = np.lib.format.read_array(io.BytesIO(bytes(blob)), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ProtocolError(f"bad array: {exc}") from None
+    if array.dtype.kind not in _NUMERIC or array.dtype.fields is not None:
+        raise ProtocolError(f"array of dtype {array.dtype} refused")
+    return array
+
+
+class Channel:
+    """Whole messages over a SOCK_SEQPACKET socket."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+
+    def send(self, data: bytes) -> None:
+        # Random message numbers: a forked process inherits no counter that could collide.
+        number = int.from_bytes(os.urandom(4), "little")
+        for start in range(0, max(len(data), 1), PACKET):
+            more = start + PACKET < len(data)
+            self.sock.sendall(_HEAD.pack(number, more) + data[start:start + PACKET])
+
+    def recv(self) -> bytes:
+        """Next complete message; parts of a message that was cut short are dropped."""
+        number, parts, size = None, [], 0
+        while True:
+            packet = self.sock.recv(PACKET + _HEAD.size)
+            if not packet:
+                raise EOFError("channel closed")
+            if len(packet) < _HEAD.size:
+                raise ProtocolError("short packet")
+            got, more = _HEAD.unpack_from(packet)
+            if got != number:
+                number, parts, size = got, [], 0
+            parts.append(packet[_HEAD.size:])
+            size += len(packet) - _HEAD.size
+            if size > MAX_MESSAGE:
+                raise ProtocolError(f"message over the {MAX_MESSAGE}-byte limit")
+            if not more:
+                return b"".join(parts)
