@@ -113,6 +113,13 @@ def _short(value) -> str:
     return repr(value)
 
 
+def lookup(namespace, name: str):
+    try:
+        return namespace[name]
+    except KeyError:
+        raise NameError(f"{name} is not defined (did its cell run without errors?)") from None
+
+
 def materialise(value, namespace, given: list):
     """Build `value` for a call: copy arrays (appending each copy to `given`), construct `New`s."""
     if isinstance(value, np.ndarray):
@@ -120,7 +127,7 @@ def materialise(value, namespace, given: list):
         given.append(copy)
         return copy
     if isinstance(value, New):
-        obj = namespace[value.cls](*[materialise(a, namespace, given) for a in value.args])
+        obj = lookup(namespace, value.cls)(*[materialise(a, namespace, given) for a in value.args])
         for name, attr in value.attrs:
             setattr(obj, name, materialise(attr, namespace, given))
         return obj
@@ -135,7 +142,7 @@ def execute(call: Call, namespace) -> tuple:
     obj = materialise(call.obj, namespace, given) if call.obj is not None else None
     args = materialise(call.args, namespace, given)
     kwargs = {k: materialise(v, namespace, given) for k, v in call.kwargs.items()}
-    target = getattr(obj, call.fn) if obj is not None else namespace[call.fn]
+    target = getattr(obj, call.fn) if obj is not None else lookup(namespace, call.fn)
     return target(*args, **kwargs), given
 
 

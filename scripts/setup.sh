@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install AttnLab into ./.venv; as root, also the system packages it uses
+# (bubblewrap for the grading sandbox, chromium for the browser tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  missing=""
+  command -v bwrap >/dev/null || missing="$missing bubblewrap"
+  command -v chromium >/dev/null || missing="$missing chromium"
+  if [ -n "$missing" ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq $missing >/dev/null || { apt-get update -qq && apt-get install -y -qq $missing >/dev/null; }
+  fi
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q -e '.[dev]'

@@ -1,0 +1,36 @@
+"""Shared fixtures: the course root, throw-away course copies, and nbgrader on the command line."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "lab05_transformers"
+BIN = Path(sys.executable).parent
+
+
+def run_tool(*args, cwd, check=True, timeout=600):
+    """Run a console script of this environment (nbgrader, attnlab) in `cwd`."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run([str(BIN / args[0]), *args[1:]], cwd=cwd, env=env, check=check,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def copy_course(dest: Path) -> Path:
+    """A fresh course directory with this repository's sources and generated files."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "nbgrader_config.py", dest)
+    for name in ("source", "assignments", "solutions"):
+        shutil.copytree(ROOT / name, dest / name)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory) -> Path:
+    """A course with the assignment registered in a fresh gradebook."""
+    path = copy_course(tmp_path_factory.mktemp("course"))
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    return path
