@@ -225,8 +225,9 @@ def run_part(suite: Suite, name: str, runner) -> PartResult:
                 base.status, base.message = "failed", str(failure)
                 base.diagnosis = diagnose(suite, part, trial)
             except PartAborted as abort:
-                status, reason = abort.status, str(abort)
-                base.status, base.message = "failed", reason
+                status = abort.status
+                reason = f"not run: an earlier check of this part ended with a {abort.status}"
+                base.status, base.message = "failed", str(abort)
             results.append(base)
     return PartResult(name, results, status)
 

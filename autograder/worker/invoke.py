@@ -8,6 +8,7 @@ are handed back so that the caller can see whether they were modified.
 
 This module needs only NumPy and is copied verbatim into the student helper.
 """
+import traceback
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,3 +93,18 @@ def _collect(value, found: list) -> None:
     elif isinstance(value, (list, tuple)):
         for v in value:
             _collect(v, found)
+
+
+def describe_exception(exc: BaseException, limit: int = 400) -> str:
+    """`raised ValueError: ... (line 7 of softmax: z -= z.max())`, from the innermost frame."""
+    if isinstance(exc, NotImplementedError) and not str(exc):
+        text = "raised NotImplementedError: the stub is not implemented yet"
+    else:
+        text = f"raised {type(exc).__name__}: {exc}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if f.filename.startswith("<")]   # cells and exec'd code: the student's
+    if frames:
+        last = (own or frames)[-1]
+        where = f"line {last.lineno} of {last.name}" + (f": {last.line.strip()}" if last.line else "")
+        text += f" ({where})"
+    return text if len(text) <= limit else text[:limit] + "..."

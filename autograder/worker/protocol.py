@@ -1,8 +1,8 @@
 """The wire format between the grader and the sandboxed worker.
 
-A message is a JSON tree plus the arrays it refers to, each stored in NumPy's `.npy` format and
-read back with `allow_pickle=False`: nothing that crosses the wire can run code on the reading
-side. Only numeric and boolean arrays, plain scalars, strings, lists, tuples, dicts with string
+A message is a JSON tree plus the raw bytes of the arrays it refers to, whose dtype (numbers
+and booleans only) and shape are in the tree: nothing that crosses the wire can run code on the
+reading side (no pickle). Only numeric and boolean arrays, plain scalars, strings, lists, tuples, dicts with string
 keys, call specs and objects described by their attributes are representable. Readers enforce
 limits on size and depth, because one side is always hostile student code.
 
@@ -10,9 +10,10 @@ Messages travel over a SOCK_SEQPACKET socket in packets of at most `PACKET` byte
 starts with the message number and a flag that says whether more packets follow, so a message
 cut short by a killed process is recognised and dropped instead of corrupting the next one.
 """
-import io
 import json
+import math
 import os
+import re
 import socket
 import struct
 
@@ -26,6 +27,7 @@ MAX_DEPTH = 32
 _HEAD = struct.Struct("<IB")      # message number, more-packets flag
 _SIZE = struct.Struct("<Q")
 _NUMERIC = set("biufc")
+_DTYPE = re.compile(r"^[<>|=][biufc][0-9]{1,2}$")
 
 
 class ProtocolError(Exception):
@@ -86,12 +88,11 @@ def _to_tree(value, blobs, describe, depth):
         return value
     if isinstance(value, (np.ndarray, np.generic)):
         array = np.asarray(value)
-        if array.dtype.kind not in _NUMERIC:
+        if array.dtype.kind not in _NUMERIC or array.dtype.fields is not None:
             raise ProtocolError(f"array of dtype {array.dtype} cannot be sent")
-        buffer = io.BytesIO()
-        np.lib.format.write_array(buffer, array, allow_pickle=False)
-        blobs.append(buffer.getvalue())
-        return {"t": "nd", "i": len(blobs) - 1, "scalar": isinstance(value, np.generic)}
+        blobs.append(array.tobytes())
+        return {"t": "nd", "i": len(blobs) - 1, "dtype": array.dtype.str, "shape": list(array.shape),
+                "scalar": isinstance(value, np.generic)}
     for plain in (bool, int, float, str):
         if isinstance(value, plain):
             return plain(value)
@@ -126,7 +127,7 @@ def _from_tree(tree, blobs, build, depth):
     kind = tree.get("t")
     try:
         if kind == "nd":
-            array = _read_array(blobs[tree["i"]])
+            array = _read_array(blobs[tree["i"]], tree["dtype"], tree["shape"])
             return array[()] if tree.get("scalar") else array
         if kind == "tuple":
             return tuple(rec(v) for v in tree["v"])
@@ -145,14 +146,15 @@ def _from_tree(tree, blobs, build, depth):
     raise ProtocolError(f"bad message: unknown node {kind!r}")
 
 
-def _read_array(blob) -> np.ndarray:
-    try:
-        array = np.lib.format.read_array(io.BytesIO(bytes(blob)), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise ProtocolError(f"bad array: {exc}") from None
-    if array.dtype.kind not in _NUMERIC or array.dtype.fields is not None:
-        raise ProtocolError(f"array of dtype {array.dtype} refused")
-    return array
+def _read_array(blob, dtype, shape) -> np.ndarray:
+    if not isinstance(dtype, str) or not _DTYPE.match(dtype):
+        raise ProtocolError(f"array of dtype {dtype!r} refused")
+    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape) or len(shape) > 32:
+        raise ProtocolError("bad array shape")
+    dtype = np.dtype(dtype)
+    if math.prod(shape) * dtype.itemsize != len(blob):
+        raise ProtocolError("array size does not match its shape")
+    return np.frombuffer(blob, dtype=dtype).reshape(shape).copy()
 
 
 class Channel:

@@ -1,0 +1,92 @@
+"""The `attnlab` command."""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")   # before NumPy loads: grading is many tiny problems
+
+from . import sandbox  # noqa: E402
+from .course import CourseError, open_course  # noqa: E402
+from .messages import points  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="attnlab", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    g = commands.add_parser("grade", help="grade submissions in submitted/<student>/ASSIGNMENT/")
+    g.add_argument("assignment")
+    g.add_argument("--student", action="append", help="grade only this student (repeatable)")
+    g.add_argument("--jobs", type=int, default=None, help="parallel workers (default: the number of cores)")
+    g.add_argument("--force", action="store_true", help="regrade submissions that are already graded")
+    g.add_argument("--zip-collect", action="store_true",
+                   help="first run `nbgrader zip_collect ASSIGNMENT` on an LMS download in downloaded/")
+    g.add_argument("--sandbox", choices=("auto", "bwrap", "user", "none"), default="auto")
+    g.add_argument("--call-timeout", type=float, default=sandbox.Limits.call_seconds, metavar="S")
+    g.add_argument("--cell-timeout", type=float, default=sandbox.Limits.cell_seconds, metavar="S")
+    g.add_argument("--submission-timeout", type=float, default=sandbox.Limits.submission_seconds, metavar="S")
+    g.add_argument("--memory", type=int, default=sandbox.Limits.memory_bytes // 2**20, metavar="MiB")
+    g.add_argument("--course", default=".", help="the nbgrader course directory (default: here)")
+    g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+
+    s = commands.add_parser("sync", help="regenerate the reference modules and student helpers from source/")
+    s.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
+    s.add_argument("--course", default=".")
+
+    args = parser.parse_args(argv)
+    try:
+        return {"grade": _grade, "sync": _sync}[args.command](args)
+    except (CourseError, sandbox.SandboxUnavailable) as exc:
+        print(f"attnlab: {exc}", file=sys.stderr)
+        return 2
+
+
+def _grade(args) -> int:
+    from . import engine
+    course = open_course(args.course)
+    if args.zip_collect:
+        _nbgrader(course.root, "zip_collect", args.assignment)
+    mode = sandbox.probe_mode(args.sandbox)
+    if mode != "bwrap":
+        print(f"WARNING: sandbox mode '{mode}': student code is NOT isolated in namespaces"
+              + (" and runs as you, with your files and network" if mode == "none" else
+                 "; it runs as user nobody and can read whatever nobody can read"), file=sys.stderr)
+    limits = sandbox.Limits(call_seconds=args.call_timeout, cell_seconds=args.cell_timeout,
+                            submission_seconds=args.submission_timeout, memory_bytes=args.memory * 2**20)
+    everyone = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
+                            progress=not args.quiet)
+    if not args.quiet:
+        print(table(everyone))
+        print(f"\ngrades table:  {course.root / 'grades.csv'}")
+        print(f"per student:   {course.path('autograded', '<student>', args.assignment) / 'results.json'}")
+    return 0
+
+
+def table(results) -> str:
+    """A plain-text grade table: one row per student."""
+    rows = [("student", "status", "score", "needs attention")]
+    rows += [(r.student, r.status, f"{points(r.score)}/{points(r.max_score)}", "; ".join(r.problems()))
+             for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _nbgrader(root: Path, *args) -> None:
+    import subprocess
+    subprocess.run([str(Path(sys.executable).parent / "nbgrader"), *args], cwd=root, check=True)
+
+
+def _sync(args) -> int:
+    from .sync import sync
+    stale = sync(Path(args.course).resolve(), check_only=args.check)
+    for path in stale:
+        print(f"{'stale' if args.check else 'wrote'}: {path}")
+    return 1 if args.check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The nbgrader course directory, read through nbgrader's own configuration."""
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config.loader import PyFileConfigLoader
+
+
+class CourseError(Exception):
+    """The course directory is not ready for what was asked (a message for the instructor)."""
+
+
+@dataclass
+class Course:
+    root: Path
+    dirs: CourseDirectory
+
+    def path(self, step: str, student: str, assignment: str) -> Path:
+        return Path(self.dirs.format_path(getattr(self.dirs, f"{step}_directory"), student, assignment))
+
+    def release(self, assignment: str) -> Path:
+        return Path(self.dirs.format_path(self.dirs.release_directory, ".", assignment))
+
+    def notebook_name(self, assignment: str) -> str:
+        """The assignment's single notebook (Lab notebooks are one file each)."""
+        found = sorted(p.name for p in self.release(assignment).glob("*.ipynb"))
+        if len(found) != 1:
+            raise CourseError(f"expected one notebook in {self.release(assignment)}, found {found or 'none'}; "
+                              f"run `nbgrader generate_assignment {assignment}` first")
+        return found[0]
+
+    def gradebook(self) -> Gradebook:
+        return Gradebook(self.dirs.db_url, self.dirs.course_id)
+
+    def check_assignment(self, assignment: str) -> None:
+        with self.gradebook() as gb:
+            try:
+                gb.find_assignment(assignment)
+            except MissingEntry:
+                raise CourseError(f"assignment {assignment!r} is not in the gradebook; run "
+                                  f"`nbgrader generate_assignment {assignment}` in {self.root}") from None
+
+    def submitted_students(self, assignment: str) -> list:
+        base = Path(self.dirs.format_path(self.dirs.submitted_directory, ".", "."))
+        return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir()) if base.is_dir() else []
+
+    def roster(self, assignment: str) -> list:
+        """Students in the gradebook, and anyone who submitted."""
+        with self.gradebook() as gb:
+            known = {s.id for s in gb.students}
+        return sorted(known | set(self.submitted_students(assignment)))
+
+    def timestamp(self, student: str, assignment: str):
+        return self.dirs.get_existing_timestamp(str(self.path("submitted", student, assignment)))
+
+
+def open_course(root=".") -> Course:
+    root = Path(root).resolve()
+    config_file = root / "nbgrader_config.py"
+    if not config_file.exists():
+        raise CourseError(f"{root} is not an nbgrader course directory (no nbgrader_config.py)")
+    config = PyFileConfigLoader(config_file.name, path=str(root)).load_config()
+    cwd = os.getcwd()
+    try:
+        os.chdir(root)     # nbgrader resolves relative paths (the gradebook URL) from here
+        dirs = CourseDirectory(config=config)
+        dirs.root = str(root)
+        dirs.db_url  # noqa: B018  (evaluate the default while in the course)
+    finally:
+        os.chdir(cwd)
+    return Course(root, dirs)

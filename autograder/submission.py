@@ -1,0 +1,174 @@
+"""Reading a submitted notebook: detect and undo changes to locked cells, choose what runs.
+
+The release notebook is the reference for structure. As nbgrader does, locked cells (tests,
+setup) are restored from it, deleted ones are put back, changed points and flags are reset.
+Unlike nbgrader, every such change is reported, so that it can be shown to the instructor
+and to the student instead of being silently repaired.
+"""
+import copy
+import json
+from dataclasses import dataclass, field
+
+import nbformat
+
+from . import notebooks
+
+_FLAGS = ("grade", "solution", "locked", "points", "grade_id")
+
+
+class Unreadable(Exception):
+    """The file is not a notebook that can be graded."""
+
+
+@dataclass
+class Inspection:
+    notebook: nbformat.NotebookNode       # restored: what is graded and written out
+    cells: list                           # sources the worker runs, in order
+    tampering: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+def load(path) -> nbformat.NotebookNode:
+    try:
+        with open(path, encoding="utf-8") as f:
+            nb = nbformat.read(f, as_version=4)
+    except (OSError, UnicodeDecodeError, ValueError, nbformat.reader.NotJSONError) as exc:
+        raise Unreadable(f"not a readable notebook: {type(exc).__name__}: {str(exc)[:200]}") from None
+    except Exception as exc:  # nbformat raises a zoo of errors on malformed structure
+        raise Unreadable(f"not a valid notebook: {type(exc).__name__}: {str(exc)[:200]}") from None
+    cells = nb.get("cells")
+    if not isinstance(cells, list) or not all(_well_formed(c) for c in cells):
+        raise Unreadable("not a valid notebook: its cells are malformed")
+    return nb
+
+
+def _well_formed(cell) -> bool:
+    return (isinstance(cell, dict) and cell.get("cell_type") in ("code", "markdown", "raw")
+            and isinstance(cell.get("source"), str) and isinstance(cell.get("metadata", {}), dict))
+
+
+def inspect(nb, release) -> Inspection:
+    """Compare a submission with the release, undo what students may not change, report it."""
+    expected = {notebooks.grade_id(c): c for c in release.cells if notebooks.grade_id(c)}
+    order = [notebooks.grade_id(c) for c in release.cells if notebooks.grade_id(c)]
+    report = Inspection(nbformat.v4.new_notebook(metadata=copy.deepcopy(release.metadata)), [])
+    last_copy = _last_occurrences(nb, expected, report)
+    kept, placed = [], set()
+    for index, cell in enumerate(nb.cells):
+        gid = _grade_id(cell)
+        if gid is None:
+            kept.append(_plain(cell))
+        elif gid not in expected:
+            report.tampering.append(f"a cell claims the unknown nbgrader id '{gid}'; its nbgrader "
+                                    "metadata was removed")
+            kept.append(_plain(cell, strip=True))
+        elif last_copy[gid] != index:
+            kept.append(None if notebooks.is_locked(expected[gid]) else _plain(cell, strip=True))
+        else:
+            kept.append(_restore(cell, expected[gid], report))
+            placed.add(gid)
+    kept = [c for c in kept if c is not None]
+    for gid in order:
+        if gid not in placed:
+            _put_back(kept, gid, expected, order, report)
+    _unique_ids(kept, report)
+    report.notebook.cells = kept
+    report.cells = [c.source for c in kept if c.cell_type == "code" and not notebooks.is_test(c)]
+    return report
+
+
+def _grade_id(cell):
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta.get("grade_id") if isinstance(meta, dict) else None
+
+
+def _last_occurrences(nb, expected, report) -> dict:
+    """nbgrader keeps the last copy of a duplicated grade_id; so do we, and we say so."""
+    seen: dict = {}
+    for index, cell in enumerate(nb.cells):
+        gid = _grade_id(cell)
+        if gid in expected:
+            seen.setdefault(gid, []).append(index)
+    for gid, where in seen.items():
+        if len(where) > 1:
+            locked = notebooks.is_locked(expected[gid])
+            (report.tampering if locked else report.notes).append(
+                f"cell '{gid}' appears {len(where)} times; " +
+                ("the extra copies were removed" if locked else "the last copy is graded as the answer"))
+    return {gid: where[-1] for gid, where in seen.items()}
+
+
+def _plain(cell, strip: bool = False):
+    cell = copy.deepcopy(cell)
+    if strip:
+        cell.metadata.pop("nbgrader", None)
+    if cell.cell_type == "code":
+        cell.outputs, cell.execution_count = [], None
+    return nbformat.from_dict(cell)
+
+
+def _restore(cell, original, report):
+    """A locked cell becomes the release's copy; an answer cell keeps its code, not its flags."""
+    gid = notebooks.grade_id(original)
+    if notebooks.is_locked(original):
+        changes = _differences(cell, original)
+        if changes:
+            report.tampering.append(f"locked cell '{gid}' was changed ({', '.join(changes)}); "
+                                    "it was restored")
+        return _plain(original)
+    restored = _plain(cell)
+    if cell.cell_type != original.cell_type:
+        report.tampering.append(f"answer cell '{gid}' was turned into a {cell.cell_type} cell; restored")
+        restored = nbformat.v4.new_code_cell(cell.source, metadata=copy.deepcopy(original.metadata))
+    elif _flags(cell) != _flags(original):
+        report.tampering.append(f"the nbgrader metadata of answer cell '{gid}' was changed; restored")
+    restored.metadata["nbgrader"] = copy.deepcopy(original.metadata["nbgrader"])
+    return restored
+
+
+def _differences(cell, original) -> list:
+    changes = []
+    if cell.cell_type != original.cell_type:
+        changes.append(f"type {original.cell_type} -> {cell.cell_type}")
+    if cell.source != original.source:
+        changes.append("source edited")
+    mine, theirs = _flags(cell), _flags(original)
+    if mine.get("points") != theirs.get("points"):
+        changes.append(f"points {theirs.get('points')} -> {mine.get('points')}")
+    if {k: v for k, v in mine.items() if k != "points"} != {k: v for k, v in theirs.items() if k != "points"}:
+        changes.append("nbgrader flags changed")
+    return changes
+
+
+def _flags(cell) -> dict:
+    meta = cell.get("metadata", {}).get("nbgrader") or {}
+    return {k: json.dumps(meta.get(k)) for k in _FLAGS}
+
+
+def _put_back(cells, gid, expected, order, report) -> None:
+    """Re-insert a deleted locked cell after the nearest earlier release cell still present."""
+    original = expected[gid]
+    if not notebooks.is_locked(original):
+        report.notes.append(f"answer cell '{gid}' is missing (its part is graded from whatever "
+                            "the other cells define)")
+        return
+    report.tampering.append(f"locked cell '{gid}' was deleted; it was put back")
+    position = 0
+    for earlier in reversed(order[:order.index(gid)]):
+        found = [i for i, c in enumerate(cells) if notebooks.grade_id(c) == earlier]
+        if found:
+            position = found[-1] + 1
+            break
+    cells.insert(position, _plain(original))
+
+
+def _unique_ids(cells, report) -> None:
+    seen = set()
+    for index, cell in enumerate(cells):
+        if cell.get("id") in seen:
+            report.notes.append(f"duplicated cell id '{cell.id}' was renamed")
+        if cell.get("id") in seen or not cell.get("id"):
+            cell["id"] = f"cell-{index}"
+            while cell["id"] in seen:
+                cell["id"] += "x"
+        seen.add(cell["id"])
