@@ -31,13 +31,23 @@ def main(argv=None) -> int:
     g.add_argument("--course", default=".", help="the nbgrader course directory (default: here)")
     g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
+    f = commands.add_parser("feedback", help="write feedback/<student>/ASSIGNMENT/results.html from graded results")
+    f.add_argument("assignment")
+    f.add_argument("--student", action="append")
+    f.add_argument("--course", default=".")
+
+    d = commands.add_parser("demo", help="grade the bundled example class end to end in a fresh course")
+    d.add_argument("--dir", help="build the course here (default: a new temporary directory)")
+    d.add_argument("--jobs", type=int, default=None)
+    d.add_argument("--sandbox", choices=("auto", "bwrap", "user", "none"), default="auto")
+
     s = commands.add_parser("sync", help="regenerate the reference modules and student helpers from source/")
     s.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     s.add_argument("--course", default=".")
 
     args = parser.parse_args(argv)
     try:
-        return {"grade": _grade, "sync": _sync}[args.command](args)
+        return {"grade": _grade, "feedback": _feedback, "demo": _demo, "sync": _sync}[args.command](args)
     except (CourseError, sandbox.SandboxUnavailable) as exc:
         print(f"attnlab: {exc}", file=sys.stderr)
         return 2
@@ -48,11 +58,7 @@ def _grade(args) -> int:
     course = open_course(args.course)
     if args.zip_collect:
         _nbgrader(course.root, "zip_collect", args.assignment)
-    mode = sandbox.probe_mode(args.sandbox)
-    if mode != "bwrap":
-        print(f"WARNING: sandbox mode '{mode}': student code is NOT isolated in namespaces"
-              + (" and runs as you, with your files and network" if mode == "none" else
-                 "; it runs as user nobody and can read whatever nobody can read"), file=sys.stderr)
+    mode = _sandbox_mode(args.sandbox)
     limits = sandbox.Limits(call_seconds=args.call_timeout, cell_seconds=args.cell_timeout,
                             submission_seconds=args.submission_timeout, memory_bytes=args.memory * 2**20)
     everyone = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
@@ -61,6 +67,36 @@ def _grade(args) -> int:
         print(table(everyone))
         print(f"\ngrades table:  {course.root / 'grades.csv'}")
         print(f"per student:   {course.path('autograded', '<student>', args.assignment) / 'results.json'}")
+    return 0
+
+
+def _sandbox_mode(requested: str) -> str:
+    mode = sandbox.probe_mode(requested)
+    if mode != "bwrap":
+        print(f"WARNING: sandbox mode '{mode}': student code is NOT isolated in namespaces"
+              + (" and runs as you, with your files and network" if mode == "none" else
+                 "; it runs as user nobody and can read whatever nobody can read"), file=sys.stderr)
+    return mode
+
+
+def _feedback(args) -> int:
+    from . import feedback
+    course = open_course(args.course)
+    for path in feedback.write_all(course, args.assignment, args.student):
+        print(path)
+    return 0
+
+
+def _demo(args) -> int:
+    import tempfile
+    from . import demo
+    dest = Path(args.dir or tempfile.mkdtemp(prefix="attnlab-demo-")).resolve()
+    print(f"building an example course in {dest} ...")
+    course, results, pages = demo.run(Path.cwd(), dest, _sandbox_mode(args.sandbox), args.jobs)
+    print(table(results))
+    print(f"\ngrades table:    {course.root / 'grades.csv'}")
+    print(f"feedback pages:  {course.path('feedback', '<student>', demo.ASSIGNMENT) / 'results.html'}"
+          f"  ({len(pages)} written)")
     return 0
 
 

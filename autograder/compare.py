@@ -52,7 +52,7 @@ def mismatch(got, expected, rtol: float, atol: float, names=None) -> str | None:
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])
         return (f"{int(bad.sum())} of {got.size} entries are NaN or infinite "
-                f"(first at {list(first)}: {got[first]!r}), expected finite values")
+                f"(first at {list(first)}: {float(got[first])}), expected finite values")
     if np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True):
         return None
     return _value_diff(got.astype(float), expected.astype(float), rtol, atol)

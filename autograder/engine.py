@@ -70,8 +70,12 @@ def _cell_notes(runner) -> list:
     words = {"timeout": "did not finish in time and was skipped",
              "crashed": "ended the notebook process and was skipped",
              "skipped": "was not run: the time limit was used up"}
-    return [f"code cell {i + 1} ({runner.cells[i].strip().splitlines()[0][:50] if runner.cells[i].strip() else ''}) "
-            f"{words[entry[0]]}" for i, entry in enumerate(runner.cell_log) if entry and entry[0] in words]
+    notes = []
+    for source, entry in zip(runner.cells, runner.cell_log):
+        if entry and entry[0] in words:
+            first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+            notes.append(f"the cell starting `{first[:60]}` {words[entry[0]]}")
+    return notes
 
 
 def _with_reports(nb, parts) -> str:

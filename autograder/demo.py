@@ -1,0 +1,44 @@
+"""The main job on bundled data: a small example class graded end to end in a fresh course."""
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import engine, examples, feedback
+from .course import open_course
+from .sandbox import Limits
+
+ASSIGNMENT = "lab05_transformers"
+
+
+def build_course(repo: Path, dest: Path) -> Path:
+    """A course directory with this repository's lab, the assignment released, the class enrolled."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(repo / "nbgrader_config.py", dest)
+    for name in ("source", "assignments", "solutions"):
+        shutil.copytree(repo / name, dest / name, dirs_exist_ok=True)
+    nbgrader = Path(sys.executable).parent / "nbgrader"
+    subprocess.run([str(nbgrader), "generate_assignment", ASSIGNMENT, "--force"], cwd=dest, check=True,
+                   capture_output=True)
+    course = open_course(dest)
+    submissions = examples.example_class(dest, ASSIGNMENT)
+    with course.gradebook() as gb:
+        for student in submissions:
+            gb.update_or_create_student(student, first_name=student.title(), last_name="Example")
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    for student, text in submissions.items():
+        if text is None:
+            continue
+        folder = course.path("submitted", student, ASSIGNMENT)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{ASSIGNMENT}.ipynb").write_text(text)
+        (folder / "timestamp.txt").write_text(stamp)
+    return dest
+
+
+def run(repo: Path, dest: Path, mode: str, jobs=None, progress=True):
+    course = open_course(build_course(repo, dest))
+    results = engine.grade(course, ASSIGNMENT, jobs=jobs, limits=Limits(), mode=mode, progress=progress)
+    pages = feedback.write_all(course, ASSIGNMENT)
+    return course, results, pages
