@@ -9,9 +9,11 @@ are handed back so that the caller can see whether they were modified.
 This module needs only NumPy and is copied verbatim into the student helper.
 """
 import traceback
+from builtins import getattr, isinstance, len, list, setattr, str, tuple, type  # noqa: A004  (see protocol)
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy import ndarray
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ def lookup(namespace, name: str):
 
 def materialise(value, namespace, given: list):
     """Build `value` for a call: copy arrays (appending each copy to `given`), construct `New`s."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, ndarray):
         copy = value.copy()
         given.append(copy)
         return copy
@@ -85,7 +87,7 @@ def inputs(call: Call) -> list:
 
 
 def _collect(value, found: list) -> None:
-    if isinstance(value, np.ndarray):
+    if isinstance(value, ndarray):
         found.append(value)
     elif isinstance(value, New):
         _collect(value.args, found)
