@@ -50,7 +50,8 @@ class Slot:
             if not path.exists():
                 found = sorted(p.name for p in path.parent.glob("*.ipynb"))
                 raise submission.Unreadable(f"expected {path.name} in the submission; found {found or 'no notebook'}")
-            inspection = submission.inspect(submission.load(path), self.release)
+            nb, id_notes = submission.load(path)   # duplicated cell ids count as tampering
+            inspection = submission.inspect(nb, self.release)
         except submission.Unreadable as exc:
             return results.ungraded(student, self.assignment, self.suite, "unreadable", str(exc)), None
         if not self.worker.alive:
@@ -60,7 +61,7 @@ class Slot:
         parts = [run_part(self.suite, name, runner) for name in self.suite.parts]
         status = "graded" if all(p.status == "graded" for p in parts) else "partly graded"
         notes = inspection.notes + _cell_notes(runner) + runner.notes
-        result = Result(student, self.assignment, status, parts, inspection.tampering, notes,
+        result = Result(student, self.assignment, status, parts, id_notes + inspection.tampering, notes,
                         time.monotonic() - start, self.mode)
         return result, _with_reports(inspection.notebook, parts)
 

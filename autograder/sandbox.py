@@ -159,6 +159,17 @@ def _staged_worker() -> Path:
     return stage
 
 
+def _own_processes() -> int:
+    """Processes of this user: RLIMIT_NPROC counts them all, not only the sandbox's."""
+    uid, count = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        try:
+            count += entry.name.isdigit() and entry.stat().st_uid == uid
+        except OSError:
+            pass
+    return count
+
+
 class Worker:
     """One sandboxed worker (its zygote process) with a control and a data channel."""
 
@@ -215,8 +226,8 @@ class Worker:
     def spawn(self) -> None:
         """A fresh notebook process (killing whatever else runs in the sandbox)."""
         limits = {k: v for k, v in asdict(self.limits).items() if k.endswith("bytes")}
-        if os.geteuid() == 0 and self.mode != "none":
-            limits["processes"] = self.limits.processes
+        if self.mode != "none":
+            limits["processes"] = self.limits.processes + (0 if os.geteuid() == 0 else _own_processes())
         self._control({"op": "spawn", "limits": limits}, "spawned")
 
     def kill_part(self) -> None:

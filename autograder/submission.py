@@ -7,6 +7,7 @@ and to the student instead of being silently repaired.
 """
 import copy
 import json
+from pathlib import Path
 from dataclasses import dataclass, field
 
 import nbformat
@@ -28,18 +29,23 @@ class Inspection:
     notes: list = field(default_factory=list)
 
 
-def load(path) -> nbformat.NotebookNode:
+def load(path) -> tuple:
+    """(notebook, notes): duplicated cell ids are renamed here, deterministically, and reported."""
     try:
-        with open(path, encoding="utf-8") as f:
-            nb = nbformat.read(f, as_version=4)
-    except (OSError, UnicodeDecodeError, ValueError, nbformat.reader.NotJSONError) as exc:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise Unreadable(f"not a readable notebook: {type(exc).__name__}: {str(exc)[:200]}") from None
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        raise Unreadable("not a valid notebook: it has no list of cells")
+    notes = _unique_ids(cells)
+    try:
+        nb = nbformat.reads(json.dumps(data), as_version=4)
     except Exception as exc:  # nbformat raises a zoo of errors on malformed structure
         raise Unreadable(f"not a valid notebook: {type(exc).__name__}: {str(exc)[:200]}") from None
-    cells = nb.get("cells")
-    if not isinstance(cells, list) or not all(_well_formed(c) for c in cells):
+    if not all(_well_formed(c) for c in nb.cells):
         raise Unreadable("not a valid notebook: its cells are malformed")
-    return nb
+    return nb, notes
 
 
 def _well_formed(cell) -> bool:
@@ -71,7 +77,7 @@ def inspect(nb, release) -> Inspection:
     for gid in order:
         if gid not in placed:
             _put_back(kept, gid, expected, order, report)
-    _unique_ids(kept, report)
+    _unique_ids(kept)
     report.notebook.cells = kept
     report.cells = [c.source for c in kept if c.cell_type == "code" and not notebooks.is_test(c)]
     return report
@@ -162,13 +168,19 @@ def _put_back(cells, gid, expected, order, report) -> None:
     cells.insert(position, _plain(original))
 
 
-def _unique_ids(cells, report) -> None:
-    seen = set()
+def _unique_ids(cells) -> list:
+    """Give cells with a missing or repeated id a new one (nbformat would pick random ids)."""
+    seen, notes = set(), []
     for index, cell in enumerate(cells):
-        if cell.get("id") in seen:
-            report.notes.append(f"duplicated cell id '{cell.id}' was renamed")
-        if cell.get("id") in seen or not cell.get("id"):
-            cell["id"] = f"cell-{index}"
-            while cell["id"] in seen:
-                cell["id"] += "x"
-        seen.add(cell["id"])
+        given = cell.get("id")
+        if isinstance(given, str) and given and given not in seen:
+            seen.add(given)
+            continue
+        if given in seen:
+            notes.append(f"cell id '{given}' is used more than once; the copies were renamed")
+        new = f"cell-{index}"
+        while new in seen:
+            new += "x"
+        cell["id"] = new
+        seen.add(new)
+    return sorted(set(notes))

@@ -34,3 +34,16 @@ def course(tmp_path_factory) -> Path:
     path = copy_course(tmp_path_factory.mktemp("course"))
     run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
     return path
+
+
+def grade_class(course: Path, submissions: dict, *args) -> dict:
+    """Write `submissions` ({student: notebook text}) into `course`, run `attnlab grade`, and
+    return {student: results.json as a dict}."""
+    import json
+    for student, text in submissions.items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{ASSIGNMENT}.ipynb").write_text(text)
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", *args, cwd=course)
+    return {student: json.loads((course / "autograded" / student / ASSIGNMENT / "results.json").read_text())
+            for student in submissions}

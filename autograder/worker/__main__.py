@@ -164,7 +164,14 @@ def _reap(pid: int, block: bool = True):
 # ------------------------------------------------------------------------------- notebook
 
 def _fork_notebook(shell, limits: dict) -> int:
-    pid = os.fork()
+    for _ in range(200):   # another sandbox's fork bomb may hold the process limit for a moment
+        try:
+            pid = os.fork()
+            break
+        except BlockingIOError:
+            time.sleep(0.05)
+    else:
+        raise RuntimeError("cannot fork a notebook process")
     if pid:
         return pid
     try:

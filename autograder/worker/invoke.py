@@ -99,14 +99,20 @@ def _collect(value, found: list) -> None:
 
 def describe_exception(exc: BaseException, limit: int = 400) -> str:
     """`raised ValueError: ... (line 7 of softmax: z -= z.max())`, from the innermost frame."""
+    try:
+        return _describe(exc, limit)
+    except Exception:   # the student's code may have broken the traceback machinery
+        return f"raised {type(exc).__name__}"
+
+
+def _describe(exc: BaseException, limit: int) -> str:
     if isinstance(exc, NotImplementedError) and not str(exc):
         text = "raised NotImplementedError: the stub is not implemented yet"
     else:
         text = f"raised {type(exc).__name__}: {exc}"
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if f.filename.startswith("<")]   # cells and exec'd code: the student's
-    if frames:
-        last = (own or frames)[-1]
+    own = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<")]
+    if own:   # frames of cells and exec'd code: the student's
+        last = own[-1]
         where = f"line {last.lineno} of {last.name}" + (f": {last.line.strip()}" if last.line else "")
         text += f" ({where})"
     return text if len(text) <= limit else text[:limit] + "..."
