@@ -5,6 +5,8 @@ that reproduces every result the student returned is named. Order matters: more 
 mistakes come first. Composite parts use the reference for everything else, exactly as the
 student's code does during grading.
 """
+import copy
+
 import numpy as np
 
 from . import reference as R
@@ -77,6 +79,23 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
+@mistake("softmax", "it normalises each z[i] as a whole (a loop over the first axis), which is "
+         "right only for 2-D input: a vector becomes all ones and each matrix of a 3-D stack is "
+         "normalised as one block; work along axis=-1 with keepdims=True")
+def first_axis_loop(z):
+    out = np.empty(np.shape(z))
+    for i, block in enumerate(z):
+        e = np.exp(block - np.max(block))
+        out[i] = e / e.sum()
+    return out
+
+
+@mistake("softmax", "it computes in float32 (astype(np.float32)), which keeps about 7 significant "
+         "digits: logits near 1000 lose their differences; keep the input's precision")
+def single_precision(z):
+    return R.softmax(np.asarray(z, dtype=np.float32))
+
+
 # ------------------------------------------------------------------- scaled dot-product family
 
 def _attention_mistakes(part, causal):
@@ -121,6 +140,36 @@ def _attention_mistakes(part, causal):
         out, w = _attend(Q, K, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)))
         return w, out
 
+    @mistake(part, "the weights are divided by √d_k after the softmax, so each row sums to 1/√d_k; "
+             "the scaling goes inside: softmax(QKᵀ/√d_k) (eq. 8.33)")
+    def scaled_after_softmax(Q, K, V):
+        _, w = _attend(Q, K, V, 1.0, mask(len(Q)))
+        w = w / np.sqrt(Q.shape[-1])
+        return w @ V, w
+
+    @mistake(part, "the row maxima and sums are taken without keepdims=True: the (N,) vector "
+             "broadcasts along the last axis, so entry (i, j) is divided by row j's sum instead of "
+             "row i's; use keepdims=True")
+    def keepdims_forgotten(Q, K, V):
+        scores = Q @ K.T / np.sqrt(Q.shape[-1])
+        if mask(len(Q)) is not None:
+            scores = scores + mask(len(Q))
+        e = np.exp(scores - scores.max(axis=-1))
+        w = e / e.sum(axis=-1)
+        return w @ V, w
+
+    @mistake(part, "it returns only the output; the function returns the pair (output, weights)")
+    def only_output(Q, K, V):
+        return _attend(Q, K, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)))[0]
+
+    @mistake(part, "the softmax exponentiates the scores without subtracting each row's maximum, "
+             "so large scores overflow to inf and the weights become nan; use your stable softmax")
+    def unstable_softmax(Q, K, V):
+        scores = Q @ K.T / np.sqrt(Q.shape[-1])
+        e = np.exp(scores if mask(len(Q)) is None else scores + mask(len(Q)))
+        w = e / e.sum(axis=-1, keepdims=True)
+        return w @ V, w
+
 
 _attention_mistakes("scaled_dot_product_attention", causal=False)
 
@@ -129,6 +178,12 @@ _attention_mistakes("scaled_dot_product_attention", causal=False)
          "must attend to itself, and row 0 is left with nothing to attend to")
 def mask_covers_diagonal(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), k=0))
+
+
+@mistake("causal_attention", "the mask starts one place too late (np.triu(..., k=2), or "
+         "scores[i, i+2:] in a loop): position i still sees position i+1; mask every j > i")
+def mask_one_late(Q, K, V):
+    return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), k=2))
 
 
 @mistake("causal_attention", "the mask is applied after the softmax (future weights zeroed), so "
@@ -219,6 +274,22 @@ def interleaved_heads(self, X, causal=False):
     return _heads(self, X, split, merge, causal=causal)
 
 
+@mistake("MultiHeadAttention", "the heads are never split: this is one attention over all d_model "
+         "columns (scaled by √d_model); head c uses only columns c*d_k:(c+1)*d_k of X W_Q, X W_K "
+         "and X W_V (eqs. 8.35-8.36)")
+def one_big_head(self, X, causal=False):
+    attend = R.causal_attention if causal else R.scaled_dot_product_attention
+    return attend(X @ self.W_Q, X @ self.W_K, X @ self.W_V)[0] @ self.W_O
+
+
+@mistake("MultiHeadAttention", "the projections use transposed weights (X @ W.T, the "
+         "torch.nn.Linear convention); eqs. 8.35-8.37 multiply by W_Q, W_K, W_V and W_O themselves")
+def transposed_weights(self, X, causal=False):
+    flipped = copy.copy(self)
+    flipped.W_Q, flipped.W_K, flipped.W_V, flipped.W_O = (self.W_Q.T, self.W_K.T, self.W_V.T, self.W_O.T)
+    return _heads(flipped, X, _split, _merge, causal=causal)
+
+
 @mistake("MultiHeadAttention", "the output projection W_O of eq. 8.37 is missing")
 def no_output_projection(self, X, causal=False):
     return _heads(self, X, _split, _merge, causal=causal, project=False)
@@ -296,6 +367,21 @@ def column_index_exponent(max_len, d_model):
     return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
 
 
+@mistake("positional_encoding", "the exponent is 2j/d with j the column index; i counts pairs "
+         "of columns, so columns 2i and 2i+1 both use 10000^(2i/d)")
+def column_index_doubled(max_len, d_model):
+    pos = np.arange(max_len)[:, None]
+    j = np.arange(d_model)[None, :]
+    angles = pos / 10000.0 ** (2 * j / d_model)
+    return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+@mistake("positional_encoding", "the exponent 2i/d is computed with integer division (//), so it "
+         "is 0 and every column pair has the same frequency; divide with /")
+def integer_exponent(max_len, d_model):
+    return _pe(max_len, d_model, exponent=lambda two_i, d: two_i // d)
+
+
 @mistake("positional_encoding", "the exponent is i/d instead of 2i/d")
 def half_exponent(max_len, d_model):
     return _pe(max_len, d_model, exponent=lambda two_i, d: two_i / 2 / d)
@@ -367,6 +453,13 @@ def over_everything(x, gamma=None, beta=None, eps=1e-5):
     return _ln(x, gamma, beta, eps, axis=None)
 
 
+@mistake("layer_norm", "it computes in float32 (astype(np.float32)), which keeps about 7 "
+         "significant digits: for rows with a small variance x - mean loses most of them; keep "
+         "the input's precision")
+def single_precision_ln(x, gamma=None, beta=None, eps=1e-5):
+    return R.layer_norm(np.asarray(x, dtype=np.float32), gamma, beta, eps)
+
+
 @mistake("layer_norm", "gamma and beta are ignored")
 def affine_ignored(x, gamma=None, beta=None, eps=1e-5):
     return _ln(x, eps=eps)
@@ -417,7 +510,12 @@ def leaky_relu(x, W1, b1, W2, b2):
     return np.where(z > 0, z, 0.01 * z) @ W2 + b2
 
 
-@mistake("feedforward", "it uses tanh (or sigmoid-like squashing) instead of ReLU")
+@mistake("feedforward", "it uses a sigmoid between the layers; eq. 8.21 uses ReLU, max(0, z)")
+def sigmoid(x, W1, b1, W2, b2):
+    return (1 / (1 + np.exp(-(x @ W1 + b1)))) @ W2 + b2
+
+
+@mistake("feedforward", "it uses tanh instead of ReLU, max(0, z) (eq. 8.21)")
 def tanh_activation(x, W1, b1, W2, b2):
     return np.tanh(x @ W1 + b1) @ W2 + b2
 
@@ -556,6 +654,12 @@ def positions_offset(self, token_ids):
     return _lm(self, token_ids, positions=self.pos_encodings[1:n + 1])
 
 
+@mistake("MiniTransformerLM", "the positional encodings are indexed by the token ids; row i of "
+         "PE belongs to position i: add pos_encodings[:N]")
+def positions_by_token(self, token_ids):
+    return _lm(self, token_ids, positions=self.pos_encodings[np.asarray(token_ids)])
+
+
 @mistake("MiniTransformerLM", "the embeddings are scaled by √d before adding positions; this "
          "lab's model adds E[ids] unscaled")
 def scaled_embeddings(self, token_ids):
@@ -577,6 +681,18 @@ def blocks_reversed(self, token_ids):
          "every block, each taking the previous block's output")
 def first_block_only(self, token_ids):
     return _lm(self, token_ids, blocks=self.blocks[:1])
+
+
+@mistake("MiniTransformerLM", "every block reads the embeddings instead of the previous block's "
+         "output, so only the last block counts: each block's input is the previous block's output")
+def last_block_only(self, token_ids):
+    return _lm(self, token_ids, blocks=self.blocks[-1:])
+
+
+@mistake("MiniTransformerLM", "it returns the logits of the last position only; forward returns one "
+         "row of logits per position, shape (N, |V|)")
+def last_position_only(self, token_ids):
+    return _lm(self, token_ids)[-1]
 
 
 @mistake("MiniTransformerLM", "it returns probabilities (softmax of the logits); forward returns "

@@ -1,0 +1,31 @@
+"""A bank of realistic student answers to Lab 05, right and wrong, for tests/test_mutants.py.
+
+Each graded name has a module exporting `WRONG` and `CORRECT`: lists of `Mutant`s whose `code`
+is a whole answer cell, as a student would submit it. A wrong mutant's `diagnosis` is the key
+of the catalogued mistake (autograder/labs/lab05/mistakes.py) it should be diagnosed as, or
+None when the mistake cannot be recognised from outputs (in-place updates, crashes, random
+numbers); the check's own message then has to explain it.
+"""
+import textwrap
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    part: str
+    name: str
+    code: str
+    diagnosis: str | None = None
+
+
+def wrong(part: str, name: str, diagnosis: str | None, code: str) -> Mutant:
+    return Mutant(part, name, textwrap.dedent(code).strip() + "\n", diagnosis)
+
+
+def correct(part: str, name: str, code: str) -> Mutant:
+    return Mutant(part, name, textwrap.dedent(code).strip() + "\n")
+
+
+def with_forward(constructor: str, forward: str) -> str:
+    """A class cell: the constructor given in the notebook, then the student's `forward`."""
+    return constructor.rstrip("\n") + "\n\n" + textwrap.indent(textwrap.dedent(forward).strip(), "    ")

@@ -1,0 +1,122 @@
+"""causal_attention: wrong and correct answers."""
+from . import correct, wrong
+
+PART = "causal_attention"
+
+WRONG = [
+    wrong(PART, "triu_including_diagonal", "mask_covers_diagonal", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            scores = Q @ K.T / np.sqrt(d_k)
+            future = np.triu(np.ones((n, n)), k=0).astype(bool)
+            scores = np.where(future, -np.inf, scores)
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "zeroed_after_softmax", "mask_after_softmax", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            weights = softmax(Q @ K.T / np.sqrt(d_k))
+            weights = weights * np.tril(np.ones((n, n)))
+            return weights @ V, weights
+    '''),
+    wrong(PART, "multiplied_by_tril", "multiplicative_mask", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n = Q.shape[0]
+            mask = np.tril(np.ones((n, n)))
+            scores = (Q @ K.T / np.sqrt(Q.shape[1])) * mask
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "loop_mask_one_late", "mask_one_late", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            scores = Q @ K.T / np.sqrt(d_k)
+            for i in range(n):
+                scores[i, i + 2:] = -np.inf
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "mask_not_assigned", "no_mask", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            scores = Q @ K.T / np.sqrt(d_k)
+            mask = np.triu(np.full((n, n), -np.inf), k=1)
+            np.add(scores, mask)
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "lower_triangle_masked", "mask_on_past", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            mask = np.tril(np.full((n, n), -np.inf), k=-1)
+            weights = softmax(Q @ K.T / np.sqrt(d_k) + mask)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "minus_a_hundred", "finite_mask", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            scores = Q @ K.T / np.sqrt(d_k)
+            scores = scores - 100 * np.triu(np.ones((n, n)), k=1)  # push the future down
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "scaled_by_value_width", "scale_by_dv", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d = V.shape
+            scores = Q @ K.T / np.sqrt(d)
+            scores = scores + np.triu(np.full((n, n), -np.inf), k=1)
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "own_exp_without_max", "unstable_softmax", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            scores = Q @ K.T / np.sqrt(d_k) + np.triu(np.full((n, n), -np.inf), k=1)
+            e = np.exp(scores)
+            weights = e / e.sum(axis=-1, keepdims=True)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "scaled_after_the_softmax", "scaled_after_softmax", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            mask = np.triu(np.full((n, n), -np.inf), k=1)
+            weights = softmax(Q @ K.T + mask) / np.sqrt(d_k)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "tril_of_the_scores", "multiplicative_mask", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            scores = np.tril(Q @ K.T / np.sqrt(K.shape[-1]))  # keep j <= i
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
+]
+
+CORRECT = [
+    correct(PART, "where_minus_inf", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            allowed = np.tril(np.ones((n, n), dtype=bool))
+            scores = np.where(allowed, Q @ K.T / np.sqrt(d_k), -np.inf)
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
+    correct(PART, "minus_1e9", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            mask = np.triu(np.ones((n, n)), k=1) * -1e9
+            weights = softmax(Q @ K.T / np.sqrt(d_k) + mask)
+            return weights @ V, weights
+    '''),
+    correct(PART, "loop_over_prefixes", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            output = np.zeros((n, V.shape[1]))
+            weights = np.zeros((n, n))
+            for i in range(n):
+                w = softmax(Q[i] @ K[: i + 1].T / np.sqrt(d_k))
+                weights[i, : i + 1] = w
+                output[i] = w @ V[: i + 1]
+            return output, weights
+    '''),
+]
