@@ -16,3 +16,10 @@ c.GenerateSolution.preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.ClearMarkScheme",
 ]
+
+# `attnlab grade --zip-collect` runs `nbgrader zip_collect` on an LMS download placed in
+# downloaded/<assignment>/archive/. This pattern reads Canvas's file names,
+# <name>_<student id>_<submission id>_<original name>.ipynb; adapt it to your LMS.
+c.FileNameCollectorPlugin.named_regexp = (
+    r".*/[^/_]+_(?:LATE_)?(?P<student_id>[^_/]+)_\d+_(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$"
+)

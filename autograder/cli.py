@@ -61,10 +61,13 @@ def _grade(args) -> int:
     mode = _sandbox_mode(args.sandbox)
     limits = sandbox.Limits(call_seconds=args.call_timeout, cell_seconds=args.cell_timeout,
                             submission_seconds=args.submission_timeout, memory_bytes=args.memory * 2**20)
-    everyone = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
-                            progress=not args.quiet)
+    batch = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
+                         progress=not args.quiet)
+    skipped = sum(r.status != "missing" for r in batch.results) - len(batch.graded)
+    print(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
+          + (f"; {skipped} already graded (--force regrades them)" if skipped else ""), file=sys.stderr)
     if not args.quiet:
-        print(table(everyone))
+        print(table(batch.results))
         print(f"\ngrades table:  {course.root / 'grades.csv'}")
         print(f"per student:   {course.path('autograded', '<student>', args.assignment) / 'results.json'}")
     return 0
@@ -92,9 +95,10 @@ def _demo(args) -> int:
     from . import demo
     dest = Path(args.dir or tempfile.mkdtemp(prefix="attnlab-demo-")).resolve()
     print(f"building an example course in {dest} ...")
-    course, results, pages = demo.run(Path.cwd(), dest, _sandbox_mode(args.sandbox), args.jobs)
-    print(table(results))
-    print(f"\ngrades table:    {course.root / 'grades.csv'}")
+    course, batch, pages = demo.run(Path.cwd(), dest, _sandbox_mode(args.sandbox), args.jobs)
+    print(table(batch.results))
+    print(f"\ngraded {len(batch.graded)} submissions in {batch.seconds:.1f} s with {batch.jobs} workers")
+    print(f"grades table:    {course.root / 'grades.csv'}")
     print(f"feedback pages:  {course.path('feedback', '<student>', demo.ASSIGNMENT) / 'results.html'}"
           f"  ({len(pages)} written)")
     return 0

@@ -39,6 +39,6 @@ def build_course(repo: Path, dest: Path) -> Path:
 
 def run(repo: Path, dest: Path, mode: str, jobs=None, progress=True):
     course = open_course(build_course(repo, dest))
-    results = engine.grade(course, ASSIGNMENT, jobs=jobs, limits=Limits(), mode=mode, progress=progress)
+    batch = engine.grade(course, ASSIGNMENT, jobs=jobs, limits=Limits(), mode=mode, progress=progress)
     pages = feedback.write_all(course, ASSIGNMENT)
-    return course, results, pages
+    return course, batch, pages

@@ -112,9 +112,18 @@ def _grade_in_slot(student: str, path: str) -> tuple:
 
 # -- the batch -------------------------------------------------------------------------------
 
+@dataclass
+class Batch:
+    results: list         # every student on the roster, graded now or before, missing included
+    graded: list          # the students graded by this run
+    seconds: float        # wall time of this run
+    jobs: int
+
+
 def grade(course: Course, assignment: str, students=None, jobs: int | None = None, force: bool = False,
-          limits: Limits = Limits(), mode: str = "bwrap", progress: bool = True) -> list:
-    """Grade every submission of `assignment` (or of `students`); returns all students' results."""
+          limits: Limits = Limits(), mode: str = "bwrap", progress: bool = True) -> Batch:
+    """Grade the submissions of `assignment` (or of `students`) not graded yet (all with `force`)."""
+    start = time.monotonic()
     course.check_assignment(assignment)
     notebook = course.notebook_name(assignment)
     suite = labs.load(assignment).suite
@@ -146,7 +155,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         else:
             everyone.append(results.read_json(_results_path(course, student, assignment)))
     results.write_csv(course.root / "grades.csv", everyone, list(suite.parts))
-    return everyone
+    return Batch(everyone, sorted(done), time.monotonic() - start, jobs)
 
 
 def _results_path(course: Course, student: str, assignment: str) -> Path:

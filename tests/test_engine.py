@@ -1,0 +1,145 @@
+"""`attnlab grade` end to end on the bundled example class: scores, statuses, every output
+file, nbgrader's own tools on the results, determinism, and parity with in-process grading."""
+import csv
+import json
+import shutil
+import zipfile
+
+import pytest
+
+from autograder import demo, labs, notebooks, submission
+from autograder.checks import run_part
+from autograder.runners import LocalRunner
+from conftest import ASSIGNMENT, ROOT, run_tool
+
+suite = labs.load(ASSIGNMENT).suite
+POINTS = {name: part.points for name, part in suite.parts.items()}
+
+
+def load_results(course):
+    return {p.parent.parent.name: json.loads(p.read_text())
+            for p in (course / "autograded").glob(f"*/{ASSIGNMENT}/results.json")}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    path = demo.build_course(ROOT, tmp_path_factory.mktemp("class"))
+    run_tool("attnlab", "grade", ASSIGNMENT, "--jobs", "2", cwd=path)
+    return path
+
+
+def part_scores(result) -> dict:
+    return {p["name"]: p["score"] for p in result["extra_data"]["parts"]}
+
+
+def test_each_mistake_costs_points_in_its_own_parts_only(course):
+    results = load_results(course)
+    wrong_parts = {"ada": set(), "ben": {"softmax", "scaled_dot_product_attention"},
+                   "cleo": {"MultiHeadAttention", "positional_encoding"},
+                   "eli": {"layer_norm"}, "ivy": {"TransformerBlock", "MiniTransformerLM"},
+                   "jon": {"layer_norm", "feedforward"}}
+    for student, wrong in wrong_parts.items():
+        scores = part_scores(results[student])
+        assert {n for n, s in scores.items() if s < POINTS[n]} == wrong, student
+
+
+def test_statuses_are_explicit(course):
+    results = load_results(course)
+    assert results["dev"]["score"] == POINTS["softmax"] + POINTS["scaled_dot_product_attention"] + \
+        POINTS["causal_attention"]
+    eli = results["eli"]["extra_data"]
+    assert eli["status"] == "partly graded"
+    assert [p["status"] for p in eli["parts"] if p["name"] == "layer_norm"] == ["timeout"]
+    assert results["eli"]["execution_time"] < 20
+    fay = results["fay"]["extra_data"]
+    assert results["fay"]["score"] == 0 and any("points 8 -> 100" in t for t in fay["tampering"])
+    assert results["gus"]["extra_data"]["status"] == "unreadable"
+    assert "hana" not in results        # missing: no submission, no results.json ...
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
+    assert rows["hana"]["status"] == "missing"                     # ... but a row that says so
+    assert rows["gus"]["status"] == "unreadable" and "unreadable" in rows["gus"]["needs_attention"]
+    assert "tampering" in rows["fay"]["needs_attention"]
+    assert rows["eli"]["layer_norm"] == "0" and "layer_norm: timeout" in rows["eli"]["needs_attention"]
+    assert set(rows) == {"ada", "ben", "cleo", "dev", "eli", "fay", "gus", "hana", "ivy", "jon"}
+    assert list(rows["ada"])[4:13] == list(suite.parts)
+
+
+def test_results_json_follows_gradescope_format(course):
+    for student, result in load_results(course).items():
+        assert set(result) >= {"score", "execution_time", "output", "tests", "visibility"}
+        assert sum(t["score"] for t in result["tests"]) == pytest.approx(result["score"])
+        assert sum(t["max_score"] for t in result["tests"]) == 100
+        for test in result["tests"]:
+            assert test["name"].split(": ", 1)[0] in suite.parts
+            assert test["status"] in ("passed", "failed") and test["visibility"] == "visible"
+            assert 0 <= test["score"] <= test["max_score"]
+            assert isinstance(test["output"], str)
+
+
+def test_nbgrader_export_and_feedback_work_on_the_results(course):
+    run_tool("nbgrader", "export", "--to", str(course / "export.csv"), cwd=course)
+    exported = {r["student_id"]: float(r["raw_score"]) for r in csv.DictReader(open(course / "export.csv"))}
+    results = load_results(course)
+    assert {s: exported[s] for s in results} == {s: r["score"] for s, r in results.items()}
+    run_tool("nbgrader", "generate_feedback", ASSIGNMENT, cwd=course)
+    html = (course / "feedback" / "ben" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "likely cause: no maximum is subtracted" in html
+    for page in (course / "feedback").rglob("*.html"):
+        text = page.read_text()
+        assert "hidden_tests" not in text and "HIDDEN TESTS" not in text
+
+
+def test_attnlab_feedback_pages(course):
+    run_tool("attnlab", "feedback", ASSIGNMENT, cwd=course)
+    ben = (course / "feedback" / "ben" / ASSIGNMENT / "results.html").read_text()
+    assert "Likely cause: no maximum is subtracted" in ben and "92.5 / 100" in ben.replace("\n", " ")
+    fay = (course / "feedback" / "fay" / ASSIGNMENT / "results.html").read_text()
+    assert "points 8 -&gt; 100" in fay
+    for page in (course / "feedback").rglob("results.html"):
+        assert "hidden_tests" not in page.read_text()
+
+
+def test_regrading_is_deterministic_and_skips_graded_work(course):
+    def stable(results):
+        return {s: {k: v for k, v in r.items() if k != "execution_time"} for s, r in results.items()}
+    before = stable(load_results(course))
+    out = run_tool("attnlab", "grade", ASSIGNMENT, cwd=course)
+    assert "graded 0 submission(s)" in out.stderr and "9 already graded" in out.stderr
+    run_tool("attnlab", "grade", ASSIGNMENT, "--force", "--student", "ben", "--student", "cleo", cwd=course)
+    assert stable(load_results(course)) == before
+
+
+def test_sandboxed_and_in_process_grading_agree(course):
+    """The same checks give the same verdicts and messages whether the student's code runs in the
+    sandbox or in this process."""
+    results = load_results(course)
+    release = notebooks.read(course / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    for student in ("ada", "ben", "cleo", "ivy", "jon"):
+        nb, _ = submission.load(course / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+        namespace = {}
+        exec("import numpy as np", namespace)
+        for cell in submission.inspect(nb, release).notebook.cells:
+            if notebooks.is_answer(cell):
+                exec(cell.source, namespace)
+        local = [run_part(suite, name, LocalRunner(namespace, suite.reference)) for name in suite.parts]
+        remote = results[student]["extra_data"]["parts"]
+        for mine, theirs in zip(local, remote):
+            assert [(c.score, c.message, c.diagnosis) for c in mine.checks] == \
+                [(c["score"], c["message"], c["diagnosis"]) for c in theirs["checks"]], (student, mine.name)
+
+
+def test_zip_collect_takes_an_lms_download(tmp_path):
+    path = demo.build_course(ROOT, tmp_path)
+    shutil.rmtree(path / "submitted")
+    archive = path / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    ada = (ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    release = path / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    with zipfile.ZipFile(archive / "submissions.zip", "w") as z:
+        z.write(release, f"lovelaceada_ada_1001_{ASSIGNMENT}.ipynb")
+        z.write(release, f"babbagecharles_charles_1002_{ASSIGNMENT}-1.ipynb")
+    run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=path)
+    assert ada.exists()
+    results = load_results(path)
+    assert set(results) == {"ada", "charles"}
+    assert results["ada"]["score"] == 0.0 and results["ada"]["extra_data"]["status"] == "graded"
