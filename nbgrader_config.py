@@ -23,3 +23,10 @@ c.GenerateSolution.preprocessors = [
 c.FileNameCollectorPlugin.named_regexp = (
     r".*/[^/_]+_(?:LATE_)?(?P<student_id>[^_/]+)_\d+_(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$"
 )
+
+# Feedback never shows hidden tests: not in the cells, not in the tracebacks.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "autograder.nbgrader_plugins.ScrubHiddenTests",
+]

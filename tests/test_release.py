@@ -105,3 +105,8 @@ def test_nbgrader_autograde_gives_the_stub_0_and_the_solution_100(course):
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         scores = {s: gb.find_submission(ASSIGNMENT, s).score for s in ("stub", "solution")}
     assert scores == {"stub": 0.0, "solution": 100.0}
+    run_tool("nbgrader", "generate_feedback", ASSIGNMENT, cwd=course)
+    stub = (course / "feedback" / "stub" / ASSIGNMENT / RELEASE.name.replace(".ipynb", ".html")).read_text()
+    assert "NotImplementedError" in stub
+    for page in (course / "feedback").rglob("*.html"):
+        assert "hidden_tests" not in page.read_text() and "HIDDEN TESTS" not in page.read_text()
