@@ -90,6 +90,13 @@ WRONG = [
             weights = softmax(scores)
             return weights @ V, weights
     '''),
+    wrong(PART, "ones_times_minus_inf", "nan_mask", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            mask = np.triu(np.ones((n, n)), k=1) * -np.inf
+            weights = softmax(Q @ K.T / np.sqrt(d_k) + mask)
+            return weights @ V, weights
+    '''),
 ]
 
 CORRECT = [

@@ -96,6 +96,14 @@ WRONG = [
             var = x.var(axis=-1, keepdims=True)
             return ((x - mu) / np.sqrt(var + eps) + beta) * gamma
     '''),
+    wrong(PART, "beta_assumed_with_gamma", None, '''
+        def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
+                       eps: float = 1e-5) -> np.ndarray:
+            x_hat = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+            if gamma is not None:
+                return gamma * x_hat + beta
+            return x_hat
+    '''),
 ]
 
 CORRECT = [

@@ -114,6 +114,14 @@ WRONG = [
             h = layer_norm(x[-1], self.final_ln_gamma, self.final_ln_beta)  # predict the next token
             return h @ self.token_embeddings.T
     ''')),
+    wrong(PART, "final_norm_inside_the_loop", "final_ln_in_loop", lm('''
+        def forward(self, token_ids: np.ndarray) -> np.ndarray:
+            x = self.token_embeddings[token_ids] + self.pos_encodings[:len(token_ids)]
+            for block in self.blocks:
+                x = block.forward(x)
+                x = layer_norm(x, self.final_ln_gamma, self.final_ln_beta)
+            return x @ self.token_embeddings.T
+    ''')),
 ]
 
 CORRECT = [
@@ -133,5 +141,14 @@ CORRECT = [
             for block in self.blocks:
                 x = block.forward(x)
             return layer_norm(x, self.final_ln_gamma, self.final_ln_beta) @ self.token_embeddings.T
+    ''')),
+    correct(PART, "np_take_lookup", lm('''
+        def forward(self, token_ids: np.ndarray) -> np.ndarray:
+            n = np.size(token_ids)
+            x = np.take(self.token_embeddings, token_ids, axis=0) + self.pos_encodings[np.arange(n)]
+            for i in range(len(self.blocks)):
+                x = self.blocks[i].forward(x)
+            x = layer_norm(x, gamma=self.final_ln_gamma, beta=self.final_ln_beta)
+            return np.dot(x, self.token_embeddings.T)
     ''')),
 ]

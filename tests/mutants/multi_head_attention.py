@@ -201,4 +201,13 @@ CORRECT = [
                 out += head @ self.W_O[rows, :]   # concat(heads) @ W_O, one block at a time
             return out
     ''')),
+    correct(PART, "np_split_per_head", mha('''
+        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
+            Qs = np.split(X @ self.W_Q, self.n_heads, axis=1)
+            Ks = np.split(X @ self.W_K, self.n_heads, axis=1)
+            Vs = np.split(X @ self.W_V, self.n_heads, axis=1)
+            attend = causal_attention if causal else scaled_dot_product_attention
+            heads = [attend(q, k, v)[0] for q, k, v in zip(Qs, Ks, Vs)]
+            return np.hstack(heads) @ self.W_O
+    ''')),
 ]

@@ -56,6 +56,12 @@ WRONG = [
             e = np.exp(z - z.max(axis=-1, keepdims=True))
             return e / e.sum()
     '''),
+    wrong(PART, "centred_on_the_mean", "mean_shift", '''
+        def softmax(z: np.ndarray) -> np.ndarray:
+            centred = z - np.mean(z, axis=-1, keepdims=True)
+            e = np.exp(centred)
+            return e / np.sum(e, axis=-1, keepdims=True)
+    '''),
 ]
 
 CORRECT = [

@@ -82,6 +82,12 @@ WRONG = [
             t4 = layer_norm(t3, self.ln2_gamma, self.ln2_beta)
             return t3 + dropout(feedforward(t4, self.W1, self.b1, self.W2, self.b2))
     ''')),
+    wrong(PART, "ffn_normalises_the_block_input", "second_ln_on_input", block('''
+        def forward(self, x: np.ndarray) -> np.ndarray:
+            attn = self.attention.forward(layer_norm(x, self.ln1_gamma, self.ln1_beta), causal=True)
+            ffn = feedforward(layer_norm(x, self.ln2_gamma, self.ln2_beta), self.W1, self.b1, self.W2, self.b2)
+            return x + attn + ffn
+    ''')),
 ]
 
 CORRECT = [
@@ -100,5 +106,13 @@ CORRECT = [
             h += self.attention.forward(layer_norm(h, self.ln1_gamma, self.ln1_beta), True)
             h += feedforward(layer_norm(h, self.ln2_gamma, self.ln2_beta), self.W1, self.b1, self.W2, self.b2)
             return h
+    ''')),
+    correct(PART, "sublayer_helper", block('''
+        def forward(self, x: np.ndarray) -> np.ndarray:
+            def sublayer(h, gamma, beta, f):
+                return h + f(layer_norm(h, gamma, beta))
+            h = sublayer(x, self.ln1_gamma, self.ln1_beta, lambda t: self.attention.forward(t, causal=True))
+            return sublayer(h, self.ln2_gamma, self.ln2_beta,
+                            lambda t: feedforward(t, self.W1, self.b1, self.W2, self.b2))
     ''')),
 ]

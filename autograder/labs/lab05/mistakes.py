@@ -50,6 +50,13 @@ def min_shift(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+@mistake("softmax", "the mean is subtracted instead of the maximum: a row whose largest logit is "
+         "more than about 709 above its mean still overflows; subtract each row's maximum")
+def mean_shift(z):
+    e = np.exp(z - z.mean(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 @mistake("softmax", "it normalises over axis 0 (down the columns) instead of the last axis")
 def axis0(z):
     e = np.exp(z - z.max(axis=0, keepdims=True))
@@ -178,6 +185,12 @@ _attention_mistakes("scaled_dot_product_attention", causal=False)
          "must attend to itself, and row 0 is left with nothing to attend to")
 def mask_covers_diagonal(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), k=0))
+
+
+@mistake("causal_attention", "the mask multiplies 0/1 entries by -inf, but 0 · (-inf) is nan, so "
+         "every score becomes nan; put -inf only above the diagonal (fill with -np.inf, or use np.where)")
+def nan_mask(Q, K, V):
+    return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), np.triu(np.ones((len(Q), len(Q))), k=1) * -np.inf)
 
 
 @mistake("causal_attention", "the mask starts one place too late (np.triu(..., k=2), or "
@@ -605,6 +618,13 @@ def no_first_ln(self, x):
     return _ffn(self, _ln2(self, t3)) + t3
 
 
+@mistake("TransformerBlock", "the FFN's layer norm reads the block's input X instead of "
+         "T³ = X + attention: T⁴ = LayerNorm(T³) (eq. 8.43)")
+def second_ln_on_input(self, x):
+    t3 = self.attention.forward(_ln1(self, x), causal=True) + x
+    return _ffn(self, _ln2(self, x)) + t3
+
+
 @mistake("TransformerBlock", "the FFN reads the attention output T² instead of the normalised stream T⁴")
 def ffn_on_attention_output(self, x):
     t2 = self.attention.forward(_ln1(self, x), causal=True)
@@ -635,6 +655,16 @@ def _lm(self, ids, positions=None, scale=1.0, final_ln=True, final_params=True, 
          "more before the head")
 def no_final_ln(self, token_ids):
     return _lm(self, token_ids, final_ln=False)
+
+
+@mistake("MiniTransformerLM", "the final layer norm is applied after every block; it runs once, "
+         "after the last block, before the head")
+def final_ln_in_loop(self, token_ids):
+    ids = np.asarray(token_ids)
+    x = self.token_embeddings[ids] + self.pos_encodings[:len(ids)]
+    for b in self.blocks:
+        x = R.layer_norm(b.forward(x), self.final_ln_gamma, self.final_ln_beta)
+    return x @ self.token_embeddings.T
 
 
 @mistake("MiniTransformerLM", "the final layer norm ignores final_ln_gamma and final_ln_beta")
