@@ -7,6 +7,7 @@ earn full marks. `pytest -s` prints the bank's figures.
 """
 import functools
 
+import numpy as np
 import pytest
 
 from autograder import labs, notebooks
@@ -150,6 +151,40 @@ def test_grading_is_deterministic():
     first, second = grade(ns), grade(ns)
     assert first == second
     assert all(lost(r) for r in first.values())
+
+
+ODD_RESULTS = {    # what careless code returns instead of the reference's result r
+    "None": lambda r: None,
+    "a string": lambda r: "done",
+    "a scalar": lambda r: np.float64(1.0),
+    "nested lists": lambda r: r.tolist() if isinstance(r, np.ndarray) else [x.tolist() for x in r],
+    "complex arrays": lambda r: r + 0j if isinstance(r, np.ndarray) else tuple(x + 0j for x in r),
+    "integer arrays": lambda r: r.astype(int) if isinstance(r, np.ndarray) else tuple(x.astype(int) for x in r),
+    "empty arrays": lambda r: np.zeros((0,)),
+    "a tuple of Nones": lambda r: (None, None),
+    "zeros of the right shapes": lambda r: np.zeros_like(r) if isinstance(r, np.ndarray) else
+    tuple(np.zeros_like(x) for x in r),
+}
+
+
+def returning(name: str, odd) -> dict:
+    """The reference namespace, with `name` returning `odd` of the reference's result."""
+    ns = namespace()
+    original = ns[name]
+    if SUITE.kinds[name] == "class":
+        ns[name] = type(name, (original,), {"forward": lambda self, *a, **k: odd(original.forward(self, *a, **k))})
+    else:
+        ns[name] = lambda *a, **k: odd(original(*a, **k))
+    return ns
+
+
+@pytest.mark.parametrize("name", SUITE.parts)
+@pytest.mark.parametrize("odd", ODD_RESULTS, ids=str)
+def test_odd_results_earn_little_and_never_break_the_grader(name, odd):
+    """Checks fail on values of the wrong kind without raising out of run_part, and a result
+    that computes nothing earns at most the checks of shape and of untouched inputs."""
+    result = run_part(SUITE, name, LocalRunner(returning(name, ODD_RESULTS[odd]), SUITE.reference))
+    assert result.score <= 0.2 * result.max_score, [c.title for c in result.checks if c.score]
 
 
 # ---------------------------------------------------------------------- the mistake catalogue

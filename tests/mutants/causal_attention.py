@@ -97,6 +97,13 @@ WRONG = [
             weights = softmax(Q @ K.T / np.sqrt(d_k) + mask)
             return weights @ V, weights
     '''),
+    wrong(PART, "return_forgotten", None, '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n, d_k = Q.shape
+            scores = Q @ K.T / np.sqrt(d_k) + np.triu(np.full((n, n), -np.inf), k=1)
+            weights = softmax(scores)
+            output = weights @ V
+    '''),
 ]
 
 CORRECT = [

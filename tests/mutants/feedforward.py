@@ -46,6 +46,18 @@ WRONG = [
             h = 1 / (1 + np.exp(-(x @ W1 + b1)))
             return h @ W2 + b2
     '''),
+    wrong(PART, "relu_result_discarded", "no_activation", '''
+        def feedforward(x: np.ndarray, W1: np.ndarray, b1: np.ndarray,
+                        W2: np.ndarray, b2: np.ndarray) -> np.ndarray:
+            h = x @ W1 + b1
+            np.maximum(h, 0)
+            return h @ W2 + b2
+    '''),
+    wrong(PART, "tanh_hidden_layer", "tanh_activation", '''
+        def feedforward(x: np.ndarray, W1: np.ndarray, b1: np.ndarray,
+                        W2: np.ndarray, b2: np.ndarray) -> np.ndarray:
+            return np.tanh(x @ W1 + b1) @ W2 + b2
+    '''),
 ]
 
 CORRECT = [

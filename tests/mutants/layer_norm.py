@@ -104,6 +104,25 @@ WRONG = [
                 return gamma * x_hat + beta
             return x_hat
     '''),
+    wrong(PART, "eps_left_out", "eps_ignored", '''
+        def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
+                       eps: float = 1e-5) -> np.ndarray:
+            gamma = 1.0 if gamma is None else gamma
+            beta = 0.0 if beta is None else beta
+            return gamma * (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True) + beta
+    '''),
+    wrong(PART, "divided_by_the_variance", "no_sqrt", '''
+        def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
+                       eps: float = 1e-5) -> np.ndarray:
+            mean = np.mean(x, axis=-1, keepdims=True)
+            var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
+            out = (x - mean) / (var + eps)
+            if gamma is not None:
+                out = gamma * out
+            if beta is not None:
+                out = out + beta
+            return out
+    '''),
 ]
 
 CORRECT = [

@@ -122,6 +122,23 @@ WRONG = [
                 x = layer_norm(x, self.final_ln_gamma, self.final_ln_beta)
             return x @ self.token_embeddings.T
     ''')),
+    wrong(PART, "residual_around_each_block", "block_output_added", lm('''
+        def forward(self, token_ids: np.ndarray) -> np.ndarray:
+            x = self.token_embeddings[token_ids] + self.pos_encodings[:len(token_ids)]
+            for block in self.blocks:
+                x = x + block.forward(x)  # residual connection
+            x = layer_norm(x, self.final_ln_gamma, self.final_ln_beta)
+            return x @ self.token_embeddings.T
+    ''')),
+    wrong(PART, "positions_added_at_the_end", "positions_after_blocks", lm('''
+        def forward(self, token_ids: np.ndarray) -> np.ndarray:
+            x = self.token_embeddings[token_ids]
+            for block in self.blocks:
+                x = block.forward(x)
+            x = x + self.pos_encodings[:len(token_ids)]
+            x = layer_norm(x, self.final_ln_gamma, self.final_ln_beta)
+            return x @ self.token_embeddings.T
+    ''')),
 ]
 
 CORRECT = [

@@ -164,6 +164,15 @@ WRONG = [
                 out, _ = scaled_dot_product_attention(Q, K, V)
             return out @ self.W_O
     ''')),
+    wrong(PART, "forward_without_return", None, mha('''
+        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
+            attend = causal_attention if causal else scaled_dot_product_attention
+            heads = []
+            for c in range(self.n_heads):
+                cols = slice(c * self.d_k, (c + 1) * self.d_k)
+                heads.append(attend(X @ self.W_Q[:, cols], X @ self.W_K[:, cols], X @ self.W_V[:, cols])[0])
+            self.output = np.concatenate(heads, axis=1) @ self.W_O
+    ''')),
 ]
 
 CORRECT = [

@@ -66,6 +66,12 @@ WRONG = [
             weights = e / e.sum(axis=-1)
             return weights @ V, weights
     '''),
+    wrong(PART, "multiplied_by_root_d_k", "times_sqrt_dk", '''
+        def scaled_dot_product_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            d_k = Q.shape[-1]
+            weights = softmax(Q @ K.T * np.sqrt(d_k))
+            return weights @ V, weights
+    '''),
 ]
 
 CORRECT = [

@@ -62,6 +62,11 @@ WRONG = [
             e = np.exp(centred)
             return e / np.sum(e, axis=-1, keepdims=True)
     '''),
+    wrong(PART, "made_positive_with_the_minimum", "min_shift", '''
+        def softmax(z: np.ndarray) -> np.ndarray:
+            z = z - np.min(z, axis=-1, keepdims=True)  # all logits >= 0
+            return np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+    '''),
 ]
 
 CORRECT = [

@@ -88,6 +88,18 @@ WRONG = [
             ffn = feedforward(layer_norm(x, self.ln2_gamma, self.ln2_beta), self.W1, self.b1, self.W2, self.b2)
             return x + attn + ffn
     ''')),
+    wrong(PART, "layer_norm_parameters_swapped", "ln_params_swapped", block('''
+        def forward(self, x: np.ndarray) -> np.ndarray:
+            t1 = layer_norm(x, self.ln2_gamma, self.ln2_beta)
+            t3 = x + self.attention.forward(t1, causal=True)
+            t4 = layer_norm(t3, self.ln1_gamma, self.ln1_beta)
+            return t3 + feedforward(t4, self.W1, self.b1, self.W2, self.b2)
+    ''')),
+    wrong(PART, "attention_without_residual", "no_attention_residual", block('''
+        def forward(self, x: np.ndarray) -> np.ndarray:
+            h = self.attention.forward(layer_norm(x, self.ln1_gamma, self.ln1_beta), causal=True)
+            return h + feedforward(layer_norm(h, self.ln2_gamma, self.ln2_beta), self.W1, self.b1, self.W2, self.b2)
+    ''')),
 ]
 
 CORRECT = [

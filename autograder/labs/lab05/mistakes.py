@@ -582,6 +582,13 @@ def ln2_used_twice(self, x):
     return _ffn(self, _ln2(self, t3)) + t3
 
 
+@mistake("TransformerBlock", "the two layer norms' parameters are swapped: ln1_* normalises the "
+         "attention's input (eq. 8.40), ln2_* the FFN's (eq. 8.43)")
+def ln_params_swapped(self, x):
+    t3 = self.attention.forward(_ln2(self, x), causal=True) + x
+    return _ffn(self, _ln1(self, t3)) + t3
+
+
 @mistake("TransformerBlock", "the layer norms ignore their parameters (ln*_gamma, ln*_beta)")
 def ln_params_ignored(self, x):
     t3 = self.attention.forward(R.layer_norm(x), causal=True) + x
@@ -711,6 +718,16 @@ def blocks_reversed(self, token_ids):
          "every block, each taking the previous block's output")
 def first_block_only(self, token_ids):
     return _lm(self, token_ids, blocks=self.blocks[:1])
+
+
+@mistake("MiniTransformerLM", "each block's output is added to its input again: a block already "
+         "holds its residual connections, so its output is the new stream")
+def block_output_added(self, token_ids):
+    ids = np.asarray(token_ids)
+    x = self.token_embeddings[ids] + self.pos_encodings[:len(ids)]
+    for b in self.blocks:
+        x = x + b.forward(x)
+    return R.layer_norm(x, self.final_ln_gamma, self.final_ln_beta) @ self.token_embeddings.T
 
 
 @mistake("MiniTransformerLM", "every block reads the embeddings instead of the previous block's "

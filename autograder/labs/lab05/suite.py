@@ -44,12 +44,49 @@ def expect_float_array(t, got, shape):
         t.fail(f"returned dtype {got.dtype}; expected floating point")
 
 
-def expect_rows_unaffected_by_future(t, first, second, upto, what):
-    """Rows 0..upto of two outputs agree although inputs after position `upto` differ."""
-    a, b = (x[0] if isinstance(x, tuple) else x for x in (first, second))
-    if np.shape(a) != np.shape(b) or not np.allclose(a[:upto + 1], b[:upto + 1], rtol=0, atol=1e-10):
+def expect_rows_unaffected_by_future(t, call, changed, upto, what):
+    """`changed` alters the inputs of `call` after position `upto`: rows 0..upto of the output
+    stay the same and the later rows change. When early rows differ, `call` is repeated to tell
+    randomness from a leak."""
+    first, second = (positions(t, t.student(c)) for c in (call, changed))
+    if first.shape != second.shape:
+        t.fail(f"two inputs of the same shape gave outputs of shapes {first.shape} and {second.shape}")
+    if not _same(first[:upto + 1], second[:upto + 1]):
+        if not _same(first, positions(t, t.student(call))):
+            t.fail("the same call twice gave different outputs: the result must not depend on random "
+                   "numbers (np.random) or on earlier calls")
         t.fail(f"changing {what} after position {upto} changed the output at positions 0..{upto}: "
                "position i must only see positions j <= i")
+    if _same(first[upto + 1:], second[upto + 1:]):
+        t.fail(f"changing {what} after position {upto} left the output there unchanged: the output "
+               "at position i must depend on the input at position i")
+
+
+def positions(t, got):
+    """The output with one row per position (the first item of a tuple), or a failure."""
+    out = got[0] if isinstance(got, tuple) and got else got
+    if not isinstance(out, np.ndarray) or out.ndim == 0 or out.dtype.kind not in "biuf":
+        t.fail(f"returned {'None (missing return?)' if out is None else type(out).__name__}; "
+               "expected an array with one row per position")
+    return out
+
+
+def _same(a, b) -> bool:
+    return a.shape == b.shape and np.allclose(a, b, rtol=0, atol=1e-10)
+
+
+def expect_inputs_unchanged(t, call):
+    """The call leaves its inputs as they were and returns a result of the reference's form:
+    code that returns nothing earns nothing for leaving its inputs alone."""
+    t.expect_inputs_unchanged(call)
+    got, expected = t.student(call), t.reference(call)
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            t.fail(f"returned {type(got).__name__}; expected a tuple of {len(expected)} arrays")
+        for g, e in zip(got, expected):
+            expect_float_array(t, g, e.shape)
+    else:
+        expect_float_array(t, got, expected.shape)
 
 
 def float32_twin(call_builder, *arrays):
@@ -112,7 +149,7 @@ def _(t):
 @check("softmax", "does not modify its input", 0.5, tol=None)
 def _(t):
     """Callers reuse their logits; in-place updates corrupt them."""
-    t.expect_inputs_unchanged(C.softmax(t.normal(3, 4) + 50.0))
+    expect_inputs_unchanged(t, C.softmax(t.normal(3, 4) + 50.0))
 
 
 # --------------------------------------------------------------- scaled_dot_product_attention
@@ -175,7 +212,7 @@ def _(t):
 @check("scaled_dot_product_attention", "does not modify Q, K or V", 1, tol=None)
 def _(t):
     """The caller's projections are reused by other heads and layers."""
-    t.expect_inputs_unchanged(C.attention(*qkv(t, 4, 4, 3)))
+    expect_inputs_unchanged(t, C.attention(*qkv(t, 4, 4, 3)))
 
 
 # -------------------------------------------------------------------------- causal_attention
@@ -223,13 +260,13 @@ def _(t):
 
 @check("causal_attention", "earlier outputs ignore later positions", 2, tol=None)
 def _(t):
-    """Changing queries, keys and values after position k leaves output rows 0..k unchanged."""
+    """Changing queries, keys and values after position k leaves output rows 0..k unchanged
+    and changes the later rows."""
     Q, K, V = qkv(t, 7, 4, 4)
     Q2, K2, V2 = Q.copy(), K.copy(), V.copy()
     for M in (Q2, K2, V2):
         M[4:] += t.normal(3, 4, scale=3.0)
-    expect_rows_unaffected_by_future(t, t.student(causal(Q, K, V)), t.student(causal(Q2, K2, V2)),
-                                     3, "Q, K and V")
+    expect_rows_unaffected_by_future(t, causal(Q, K, V), causal(Q2, K2, V2), 3, "Q, K and V")
 
 
 @check("causal_attention", "a sequence of length 1", 0.5)
@@ -259,7 +296,7 @@ def _(t):
 @check("causal_attention", "does not modify Q, K or V", 0.5, tol=None)
 def _(t):
     """Adding the mask to the scores must not touch the inputs."""
-    t.expect_inputs_unchanged(causal(*qkv(t, 4, 4, 4)))
+    expect_inputs_unchanged(t, causal(*qkv(t, 4, 4, 4)))
 
 
 # ------------------------------------------------------------------------ MultiHeadAttention
@@ -300,13 +337,13 @@ def _(t):
 
 @check("MultiHeadAttention", "with causal=True, earlier outputs ignore later positions", 2, tol=None)
 def _(t):
-    """Changing rows of X after position k leaves output rows 0..k unchanged."""
+    """Changing rows of X after position k leaves output rows 0..k unchanged and changes the
+    later rows."""
     weights = C.mha_weights(t.rng, 8)
     X = t.normal(6, 8)
     X2 = X.copy()
     X2[3:] += t.normal(3, 8, scale=3.0)
-    expect_rows_unaffected_by_future(t, t.student(C.mha(X, weights, 2, True)),
-                                     t.student(C.mha(X2, weights, 2, True)), 2, "X")
+    expect_rows_unaffected_by_future(t, C.mha(X, weights, 2, True), C.mha(X2, weights, 2, True), 2, "X")
 
 
 @check("MultiHeadAttention", "as many heads as dimensions (d_k = 1)", 1)
@@ -339,7 +376,7 @@ def _(t):
 @check("MultiHeadAttention", "does not modify X or the weights", 1, tol=None)
 def _(t):
     """The weights are parameters; forward only reads them."""
-    t.expect_inputs_unchanged(mha_case(t, 5, 8, 2, causal=True))
+    expect_inputs_unchanged(t, mha_case(t, 5, 8, 2, causal=True))
 
 
 # ----------------------------------------------------------------------- positional_encoding
@@ -459,7 +496,7 @@ def _(t):
 @check("layer_norm", "does not modify x, gamma or beta", 1, tol=None)
 def _(t):
     """Subtracting the mean in place would change the residual stream."""
-    t.expect_inputs_unchanged(C.layer_norm(t.normal(3, 6) + 1.0, *ln_params(t, 6)))
+    expect_inputs_unchanged(t, C.layer_norm(t.normal(3, 6) + 1.0, *ln_params(t, 6)))
 
 
 # ------------------------------------------------------------------------------- feedforward
@@ -503,7 +540,7 @@ def _(t):
 @check("feedforward", "does not modify its inputs", 0.5, tol=None)
 def _(t):
     """An in-place ReLU on x W1 is fine; on x itself it is not."""
-    t.expect_inputs_unchanged(C.feedforward(t.normal(4, 6), *ffn_params(t, 6, 10)))
+    expect_inputs_unchanged(t, C.feedforward(t.normal(4, 6), *ffn_params(t, 6, 10)))
 
 
 # -------------------------------------------------------------------------- TransformerBlock
@@ -535,13 +572,12 @@ def _(t):
 
 @check("TransformerBlock", "earlier outputs ignore later positions", 2, tol=None)
 def _(t):
-    """The block's attention is causal."""
+    """The block's attention is causal; each output row still depends on its own position."""
     params = C.block_params(t.rng, 8, 16)
     X = t.normal(6, 8)
     X2 = X.copy()
     X2[4:] += t.normal(2, 8, scale=3.0)
-    expect_rows_unaffected_by_future(t, t.student(C.block(X, params, 2)),
-                                     t.student(C.block(X2, params, 2)), 3, "x")
+    expect_rows_unaffected_by_future(t, C.block(X, params, 2), C.block(X2, params, 2), 3, "x")
 
 
 @check("TransformerBlock", "a sequence of length 1", 1)
@@ -561,7 +597,7 @@ def _(t):
 @check("TransformerBlock", "does not modify x or the parameters", 1, tol=None)
 def _(t):
     """`x += ...` would change the caller's residual stream."""
-    t.expect_inputs_unchanged(C.block(t.normal(5, 8), C.block_params(t.rng, 8, 16), 2))
+    expect_inputs_unchanged(t, C.block(t.normal(5, 8), C.block_params(t.rng, 8, 16), 2))
 
 
 # ------------------------------------------------------------------------- MiniTransformerLM
@@ -603,13 +639,12 @@ def _(t):
 
 @check("MiniTransformerLM", "logits at position i ignore later tokens", 2, tol=None)
 def _(t):
-    """A language model predicts token i+1 from tokens 0..i only."""
+    """A language model predicts token i+1 from tokens 0..i: from token i too, not from later ones."""
     params = lm_case(t)
     ids = token_ids(t, 8, 11)
     ids2 = ids.copy()
     ids2[5:] = (ids2[5:] + 1 + t.rng.integers(0, 9, size=3)) % 11
-    expect_rows_unaffected_by_future(t, t.student(C.lm(ids, params)), t.student(C.lm(ids2, params)),
-                                     4, "the tokens")
+    expect_rows_unaffected_by_future(t, C.lm(ids, params), C.lm(ids2, params), 4, "the tokens")
 
 
 @check("MiniTransformerLM", "a sequence of one token", 1)
@@ -635,7 +670,7 @@ def _(t):
 @check("MiniTransformerLM", "does not modify the token ids or the weights", 1, tol=None)
 def _(t):
     """forward only reads the parameters."""
-    t.expect_inputs_unchanged(C.lm(token_ids(t, 6, 11), lm_case(t)))
+    expect_inputs_unchanged(t, C.lm(token_ids(t, 6, 11), lm_case(t)))
 
 
 suite.validate()
