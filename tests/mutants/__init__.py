@@ -3,8 +3,8 @@
 Each graded name has a module exporting `WRONG` and `CORRECT`: lists of `Mutant`s whose `code`
 is a whole answer cell, as a student would submit it. A wrong mutant's `diagnosis` is the key
 of the catalogued mistake (autograder/labs/lab05/mistakes.py) it should be diagnosed as, or
-None when the mistake cannot be recognised from outputs (in-place updates, crashes, random
-numbers); the check's own message then has to explain it.
+None when the mistake cannot be recognised from outputs (in-place updates, crashes, a missing
+return, random numbers); the check's own message then has to explain it.
 """
 import textwrap
 from dataclasses import dataclass

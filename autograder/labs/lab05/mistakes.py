@@ -188,7 +188,8 @@ def mask_covers_diagonal(Q, K, V):
 
 
 @mistake("causal_attention", "the mask multiplies 0/1 entries by -inf, but 0 · (-inf) is nan, so "
-         "every score becomes nan; put -inf only above the diagonal (fill with -np.inf, or use np.where)")
+         "every score becomes nan; put -inf only above the diagonal (fill with -np.inf, or use "
+         "np.where)")
 def nan_mask(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), np.triu(np.ones((len(Q), len(Q))), k=1) * -np.inf)
 
