@@ -193,11 +193,17 @@ class Trial:
         return got
 
     def expect_inputs_unchanged(self, call: Call) -> None:
-        _, given = self.student_with_inputs(call)
+        """The call leaves its inputs as they were, and its result is right: code that computes
+        nothing earns nothing for leaving its inputs alone."""
+        got, given = self.student_with_inputs(call)
         for original, after in zip(inputs(call), given):
             if after.shape != original.shape or not np.array_equal(after, original, equal_nan=True):
                 raise CheckFailed(f"{call.describe()} modified an input array of shape "
                                   f"{original.shape} in place; compute into a new array instead")
+        tol = self.check.tol or FLOAT64
+        problem = mismatch(got, self.reference(call), tol.rtol, tol.atol, self.suite.output_names.get(self.check.part))
+        if problem:
+            raise CheckFailed(f"{call.describe()}: {problem}")
 
     def fail(self, message: str):
         raise CheckFailed(message)
@@ -228,6 +234,9 @@ def run_part(suite: Suite, name: str, runner) -> PartResult:
                 status = abort.status
                 reason = f"not run: an earlier check of this part ended with a {abort.status}"
                 base.status, base.message = "failed", str(abort)
+            except Exception as exc:  # a check that cannot handle what came back: fail it, say why
+                base.status = "failed"
+                base.message = f"the result could not be checked ({type(exc).__name__}: {exc})"
             results.append(base)
     return PartResult(name, results, status)
 

@@ -41,13 +41,23 @@ def main(argv=None) -> int:
     d.add_argument("--jobs", type=int, default=None)
     d.add_argument("--sandbox", choices=("auto", "bwrap", "user", "none"), default="auto")
 
+    b = commands.add_parser("gradescope", help="build a Gradescope autograder zip for ASSIGNMENT")
+    b.add_argument("assignment")
+    b.add_argument("-o", "--output", help="the zip to write (default: ASSIGNMENT-gradescope.zip)")
+    b.add_argument("--course", default=".")
+
+    r = commands.add_parser("gradescope-run", help="(inside Gradescope) grade /autograder/submission")
+    r.add_argument("--root", default="/autograder")
+
     s = commands.add_parser("sync", help="regenerate the reference modules and student helpers from source/")
     s.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     s.add_argument("--course", default=".")
 
     args = parser.parse_args(argv)
     try:
-        return {"grade": _grade, "feedback": _feedback, "demo": _demo, "sync": _sync}[args.command](args)
+        commands = {"grade": _grade, "feedback": _feedback, "demo": _demo, "gradescope": _gradescope,
+                    "gradescope-run": _gradescope_run, "sync": _sync}
+        return commands[args.command](args)
     except (CourseError, sandbox.SandboxUnavailable) as exc:
         print(f"attnlab: {exc}", file=sys.stderr)
         return 2
@@ -101,6 +111,21 @@ def _demo(args) -> int:
     print(f"grades table:    {course.root / 'grades.csv'}")
     print(f"feedback pages:  {course.path('feedback', '<student>', demo.ASSIGNMENT) / 'results.html'}"
           f"  ({len(pages)} written)")
+    return 0
+
+
+def _gradescope(args) -> int:
+    from . import gradescope
+    course = open_course(args.course)
+    out = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"))
+    print(f"wrote {out.resolve()}: upload it as the assignment's autograder (Ubuntu base image)")
+    return 0
+
+
+def _gradescope_run(args) -> int:
+    from . import gradescope
+    result = gradescope.run(Path(args.root))
+    print(f"{result.status}: {points(result.score)} / {points(result.max_score)}")
     return 0
 
 

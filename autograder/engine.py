@@ -1,11 +1,9 @@
-"""Batch grading: sandboxed worker slots in parallel, one gradebook writer, a progress bar.
+"""Batch grading of an nbgrader course: grading slots in parallel, one gradebook writer.
 
-Each slot is a process that owns one sandboxed worker and grades one submission at a time:
-it inspects the notebook, runs its cells in the worker, then runs the hidden suite through
-the worker and computes every verdict itself. The main process collects results, writes the
-autograded notebook, results.json and the gradebook, and finally grades.csv.
+Each slot is a process that owns one sandboxed worker and grades one submission at a time
+(see `grading.Slot`). The main process collects the results, writes the autograded notebook,
+results.json and the gradebook, shows a progress bar, and finally writes grades.csv.
 """
-import copy
 import multiprocessing
 import os
 import resource
@@ -14,80 +12,16 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 from tqdm import tqdm
 
-from . import labs, notebooks, results, submission
-from .checks import run_part
+from . import labs, results
 from .course import Course
 from .gradebook import GradebookWriter
-from .messages import part_text
+from .grading import Slot
 from .results import Result
-from .runners import SandboxRunner
-from .sandbox import Limits, Worker
+from .sandbox import Limits
 
 GRADER_MEMORY = 4 * 2**30   # a slot's own cap: oracle requests evaluate the reference on student input
-
-
-@dataclass
-class Slot:
-    """One grading process: the suite, the release notebook and a sandboxed worker."""
-    assignment: str
-    release_dir: Path
-    notebook: str
-    mode: str
-    limits: Limits
-
-    def __post_init__(self):
-        self.suite = labs.load(self.assignment).suite
-        self.release = notebooks.read(self.release_dir / self.notebook)
-        self.worker = Worker(self.mode, self.release_dir, self.limits)
-
-    def grade(self, student: str, path: Path) -> tuple:
-        """(Result, the restored notebook with the reports as outputs, or None)."""
-        start = time.monotonic()
-        try:
-            if not path.exists():
-                found = sorted(p.name for p in path.parent.glob("*.ipynb"))
-                raise submission.Unreadable(f"expected {path.name} in the submission; found {found or 'no notebook'}")
-            nb, id_notes = submission.load(path)   # duplicated cell ids count as tampering
-            inspection = submission.inspect(nb, self.release)
-        except submission.Unreadable as exc:
-            return results.ungraded(student, self.assignment, self.suite, "unreadable", str(exc)), None
-        if not self.worker.alive:
-            self.worker.start()
-        runner = SandboxRunner(self.worker, self.suite, inspection.cells, self.limits)
-        runner.start()
-        parts = [run_part(self.suite, name, runner) for name in self.suite.parts]
-        status = "graded" if all(p.status == "graded" for p in parts) else "partly graded"
-        notes = inspection.notes + _cell_notes(runner) + runner.notes
-        result = Result(student, self.assignment, status, parts, id_notes + inspection.tampering, notes,
-                        time.monotonic() - start, self.mode)
-        return result, _with_reports(inspection.notebook, parts)
-
-
-def _cell_notes(runner) -> list:
-    """Cells that did not finish, in words (errors in demo cells are the student's business)."""
-    words = {"timeout": "did not finish in time and was skipped",
-             "crashed": "ended the notebook process and was skipped",
-             "skipped": "was not run: the time limit was used up"}
-    notes = []
-    for source, entry in zip(runner.cells, runner.cell_log):
-        if entry and entry[0] in words:
-            first = next((line.strip() for line in source.splitlines() if line.strip()), "")
-            notes.append(f"the cell starting `{first[:60]}` {words[entry[0]]}")
-    return notes
-
-
-def _with_reports(nb, parts) -> str:
-    """The restored notebook, each test cell's output replaced by its part's report."""
-    nb = copy.deepcopy(nb)
-    by_cell = {f"test_{p.name}": p for p in parts}
-    for cell in nb.cells:
-        part = by_cell.get(notebooks.grade_id(cell))
-        if part is not None:
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=part_text(part) + "\n")]
-    return nbformat.writes(nb)
 
 
 # -- the slot process ------------------------------------------------------------------------

@@ -100,7 +100,9 @@ class SandboxRunner:
             except (sandbox.NotebookDied, sandbox.WorkerDied):
                 self._mark_current("crashed")
             if self.left() <= 0 and not self.ready:
-                self.notes.append("the time limit was used up while running the notebook's cells")
+                note = "the time limit was used up while running the notebook's cells"
+                if note not in self.notes:
+                    self.notes.append(note)
                 return
 
     def _run_cells(self) -> None:

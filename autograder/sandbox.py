@@ -111,11 +111,15 @@ def command(mode: str, workdir: Path, limits: Limits) -> tuple:
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
     }
     python = [sys.executable, "-m", "worker"]
-    if mode == "none":
-        return python, str(workdir), {**env, "PYTHONPATH": str(_staged_worker())}
-    if mode == "user":
-        return _drop_privileges() + python, str(workdir), {**env, "PYTHONPATH": str(_staged_worker())}
-    args, made = _bwrap_prefix(), set()
+    if mode != "bwrap":
+        scratch = _scratch(mode)
+        env.update({"PYTHONPATH": str(_staged_worker()), "ATTNLAB_SCRATCH": scratch, "HOME": scratch,
+                    "TMPDIR": scratch, "MPLCONFIGDIR": f"{scratch}/.matplotlib",
+                    "IPYTHONDIR": f"{scratch}/.ipython"})
+        return (_drop_privileges() if mode == "user" else []) + python, str(workdir), env
+    # /tmp first: binds below it (a venv in /tmp) must land on top of the fresh tmpfs
+    args = _bwrap_prefix() + ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    made = {"/tmp"}
     for source, dest in _binds(workdir):
         for parent in reversed(Path(dest).parents[:-1]):
             if str(parent) not in made:
@@ -125,22 +129,32 @@ def command(mode: str, workdir: Path, limits: Limits) -> tuple:
     for link, target in (("/bin", "usr/bin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64"), ("/sbin", "usr/sbin")):
         if os.path.islink(link):
             args += ["--symlink", target, link]
-    if _inside(PACKAGE, {sys.prefix, sys.base_prefix}):
+    if _inside(PACKAGE, _python_roots()):
         args += ["--tmpfs", str(PACKAGE)]          # an installed copy of this package holds the answer key
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-             "--chdir", WORKDIR]
-    return args + _drop_privileges() + python, None, {**env, "PYTHONPATH": SANDBOX_ROOT}
+    args += ["--proc", "/proc", "--dev", "/dev", "--chdir", WORKDIR]
+    env.update({"PYTHONPATH": SANDBOX_ROOT, "ATTNLAB_SCRATCH": f"/tmp{os.pathsep}/dev/shm"})
+    return args + _drop_privileges() + python, None, env
 
 
 def _binds(workdir: Path):
     """(host path, sandbox path): the Python installation, the worker code, the release files."""
     yield "/usr", "/usr"
-    prefixes = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix}
-    for prefix in sorted(prefixes):
-        if not prefix.startswith("/usr/"):
-            yield prefix, prefix
-    yield WORKER_PACKAGE, f"{SANDBOX_ROOT}/worker"
+    for root in _python_roots():
+        if root != "/usr" and not root.startswith("/usr/"):
+            yield root, root
+    yield _staged_worker() / "worker", f"{SANDBOX_ROOT}/worker"
     yield workdir, WORKDIR
+
+
+def _python_roots() -> list:
+    """The interpreter's prefixes and every site-packages on sys.path, outermost first."""
+    found = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix}
+    found |= {p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)}
+    roots = []
+    for path in sorted(found):
+        if not any(path.startswith(root + os.sep) for root in roots):
+            roots.append(path)
+    return roots
 
 
 def _inside(path: Path, roots) -> bool:
@@ -148,9 +162,18 @@ def _inside(path: Path, roots) -> bool:
     return any(path.startswith(os.path.realpath(r) + os.sep) for r in roots)
 
 
+def _scratch(mode: str) -> str:
+    """A private, writable directory for a worker without its own /tmp (emptied between students)."""
+    path = tempfile.mkdtemp(prefix="attnlab-scratch-")
+    atexit.register(shutil.rmtree, path, True)
+    if mode == "user":
+        os.chown(path, NOBODY, NOBODY)
+    return path
+
+
 @functools.cache
 def _staged_worker() -> Path:
-    """For `user` and `none` modes: a copy of the worker package alone, readable by nobody."""
+    """A copy of the worker package alone, readable by everyone (the installed package is not)."""
     stage = Path(tempfile.mkdtemp(prefix="attnlab-worker-"))
     atexit.register(shutil.rmtree, stage, True)
     shutil.copytree(WORKER_PACKAGE, stage / "worker", ignore=shutil.ignore_patterns("__pycache__"))

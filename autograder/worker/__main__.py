@@ -4,8 +4,8 @@ Processes inside the sandbox, all as one unprivileged user:
 
   zygote    imports NumPy, matplotlib and IPython once, then forks one notebook process per
             submission. It never runs student code, and it alone holds the control channel.
-            Between submissions it kills every other process and empties /tmp, so nothing
-            of one student survives into the next.
+            Between submissions it kills every process below it and empties the scratch
+            directories (/tmp), so nothing of one student survives into the next.
   notebook  runs the submission's cells in an IPython shell, then forks one part process
             per graded part: a part that hangs or crashes is killed without losing the
             notebook's state, and no part sees another part's side effects.
@@ -114,10 +114,10 @@ def zygote(ctl: Channel, shell) -> None:
 
 
 def clear(keep) -> None:
-    """Kill every process but this one, pid 1 and `keep`; then empty /tmp."""
+    """Kill every descendant of this process but `keep`; then empty the scratch directories."""
     me, killed = os.getpid(), set()
     for _ in range(1000):
-        others = [pid for pid in _live_pids() if pid not in keep and pid not in (1, me)]
+        others = [pid for pid in _descendants(me) if pid not in keep]
         if not others:
             break
         for pid in others:
@@ -129,8 +129,8 @@ def clear(keep) -> None:
         time.sleep(0.001)
     for pid in killed:
         _reap(pid, block=False)
-    for root in ("/tmp", "/dev/shm"):
-        for name in os.listdir(root) if os.access(root, os.W_OK) else ():
+    for root in os.environ.get("ATTNLAB_SCRATCH", "").split(os.pathsep):
+        for name in os.listdir(root) if root and os.access(root, os.W_OK) else ():
             path = os.path.join(root, name)
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
@@ -141,16 +141,24 @@ def clear(keep) -> None:
                     pass
 
 
-def _live_pids():
+def _descendants(root: int) -> list:
+    """Live processes below `root` (orphans come back to us: we are a subreaper)."""
+    children: dict = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
                 with open(f"/proc/{name}/stat") as f:
-                    state = f.read().rsplit(")", 1)[1].split()[0]
+                    fields = f.read().rsplit(")", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            if state not in ("Z", "X"):
-                yield int(name)
+            if fields[0] not in ("Z", "X"):
+                children.setdefault(int(fields[1]), []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _reap(pid: int, block: bool = True):

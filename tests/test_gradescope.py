@@ -1,0 +1,82 @@
+"""The Gradescope bundle in a simulated /autograder layout: setup.sh builds a fresh environment,
+run_autograder grades a submission as a non-root user and writes a valid results.json."""
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder import examples, labs, notebooks
+from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
+from exploits import FIND_ANSWER_KEY
+
+DEBIAN_PYTHON = Path("/usr/bin/python3.11")
+RELEASE = notebooks.read(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+SOLVED = notebooks.answer_cells(notebooks.read(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"))
+SUBMISSIONS = {
+    "correct": (SOLVED, 100.0),
+    "key_thief": ({"softmax": SOLVED["softmax"],
+                   "scaled_dot_product_attention": FIND_ANSWER_KEY + "\nimport os\nIS_ROOT = os.getuid() == 0\n"}, 8.0),
+}
+
+
+@pytest.fixture(scope="module")
+def autograder_root(tmp_path_factory):
+    """/autograder as Gradescope lays it out, after setup.sh ran (world-traversable, like /)."""
+    course = copy_course(tmp_path_factory.mktemp("course"))
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    bundle = course / "bundle.zip"
+    run_tool("attnlab", "gradescope", ASSIGNMENT, "-o", str(bundle), cwd=course)
+    root = Path(tempfile.mkdtemp(prefix="autograder-"))
+    os.chmod(root, 0o755)
+    with zipfile.ZipFile(bundle) as z:
+        z.extractall(root / "source")
+        for info in z.infolist():         # zipfile does not restore modes
+            mode = info.external_attr >> 16
+            if mode:
+                os.chmod(root / "source" / info.filename, mode)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "ATTNLAB_SKIP_APT": "1"}
+    if DEBIAN_PYTHON.exists():
+        env["ATTNLAB_PYTHON"] = str(DEBIAN_PYTHON)
+    subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, check=True, timeout=900)
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")   # as Gradescope does
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def grade(root: Path, answers: dict, sandbox: str) -> dict:
+    submission = root / "submission"
+    shutil.rmtree(submission, ignore_errors=True)
+    submission.mkdir()
+    (submission / "my_lab05.ipynb").write_text(__import__("nbformat").writes(examples.fill(RELEASE, answers)))
+    (root / "results").mkdir(exist_ok=True)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "ATTNLAB_SANDBOX": sandbox}
+    subprocess.run([str(root / "run_autograder")], env=env, check=True, timeout=300, capture_output=True)
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_setup_locks_the_answer_key_away(autograder_root):
+    key = next((autograder_root / "venv").rglob("labs/lab05/reference.py"))
+    for path in (key.parent.parent.parent, autograder_root / "source"):
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "user"])
+@pytest.mark.parametrize("student", SUBMISSIONS)
+def test_run_autograder_writes_valid_results(autograder_root, sandbox, student):
+    if sandbox == "user" and not DEBIAN_PYTHON.exists():
+        pytest.skip("user mode needs an interpreter that user nobody can run")
+    answers, expected = SUBMISSIONS[student]
+    result = grade(autograder_root, answers, sandbox)
+    assert result["score"] == expected
+    assert result["extra_data"]["sandbox"] == sandbox
+    suite = labs.load(ASSIGNMENT).suite
+    assert len(result["tests"]) == sum(len(p.checks) for p in suite.parts.values())
+    for test in result["tests"]:
+        assert test["name"].split(": ")[0] in suite.parts
+        assert set(test) >= {"name", "score", "max_score", "status", "output", "visibility"}
