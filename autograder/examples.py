@@ -49,7 +49,8 @@ def example_class(course: Path, assignment: str) -> dict:
     folder = EXAMPLES / assignment
     manifest = json.loads((folder / "class.json").read_text())["students"]
     release = notebooks.read(course / "assignments" / assignment / f"{assignment}.ipynb")
-    solved = notebooks.answer_cells(notebooks.read(course / "solutions" / assignment / f"{assignment}.ipynb"))
+    key = notebooks.read(course / "solutions" / assignment / f"{assignment}.ipynb")
+    solved = {gid: notebooks.without_markers(code) for gid, code in notebooks.answer_cells(key).items()}
     submissions = {}
     for student, spec in manifest.items():
         if spec.get("missing"):

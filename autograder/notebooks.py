@@ -39,12 +39,14 @@ def answer_cells(nb) -> dict:
     return {grade_id(c): c.source for c in nb.cells if is_answer(c)}
 
 
+def without_markers(source: str) -> str:
+    """Solution code as a student would write it: the nbgrader solution markers removed."""
+    return "\n".join(line for line in source.splitlines() if not SOLUTION_MARKER.match(line)).strip()
+
+
 def reference_module(nb, notebook_path: str) -> str:
     """The solution code of every answer cell, as one importable module."""
-    bodies = []
-    for source in answer_cells(nb).values():
-        lines = [line for line in source.splitlines() if not SOLUTION_MARKER.match(line)]
-        bodies.append("\n".join(lines).strip())
+    bodies = [without_markers(source) for source in answer_cells(nb).values()]
     header = (f'"""Reference solutions, generated from {notebook_path}.\n\n'
               "Do not edit: run `attnlab sync`. CI fails when this file differs from what the\n"
               'source notebook generates.\n"""\n'

@@ -142,7 +142,7 @@ class SandboxRunner:
                   "methods": _public_methods(self.suite.reference[n])} for n in oracles]
         try:
             self.part_seq = self._send({"op": "part", "oracles": specs})
-            self._await({"seq": self.part_seq, "event": "ready"}, self.limits.call_seconds)
+            self._await({"seq": self.part_seq, "event": "ready"}, self.limits.call_seconds + 10)
         except (sandbox.Timeout, sandbox.NotebookDied, sandbox.WorkerDied) as exc:
             self._recover(exc)
             yield ("crashed", "not run: the worker could not start this part")

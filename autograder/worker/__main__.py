@@ -171,15 +171,19 @@ def _reap(pid: int, block: bool = True):
 
 # ------------------------------------------------------------------------------- notebook
 
-def _fork_notebook(shell, limits: dict) -> int:
-    for _ in range(200):   # another sandbox's fork bomb may hold the process limit for a moment
+def _fork() -> int:
+    """os.fork, waiting out a moment when the process limit is reached (by a fork bomb that the
+    grader is about to kill, possibly in another sandbox of the same user)."""
+    for _ in range(200):
         try:
-            pid = os.fork()
-            break
+            return os.fork()
         except BlockingIOError:
             time.sleep(0.05)
-    else:
-        raise RuntimeError("cannot fork a notebook process")
+    raise RuntimeError("cannot fork: the process limit stays reached")
+
+
+def _fork_notebook(shell, limits: dict) -> int:
+    pid = _fork()
     if pid:
         return pid
     try:
@@ -233,7 +237,7 @@ def notebook(data: Channel, shell) -> None:
         if op == "cell":
             data.send(encode({"seq": seq, **_run_cell(shell, msg["source"])}))
         elif op == "part":
-            pid = os.fork()
+            pid = _fork()
             if pid == 0:
                 try:
                     part(data, shell.user_ns, msg)
