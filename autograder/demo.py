@@ -12,8 +12,8 @@ from .sandbox import Limits
 ASSIGNMENT = "lab05_transformers"
 
 
-def build_course(repo: Path, dest: Path) -> Path:
-    """A course directory with this repository's lab, the assignment released, the class enrolled."""
+def new_course(repo: Path, dest: Path) -> Path:
+    """A course directory with this repository's lab and the assignment released."""
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(repo / "nbgrader_config.py", dest)
     for name in ("source", "assignments", "solutions"):
@@ -21,8 +21,13 @@ def build_course(repo: Path, dest: Path) -> Path:
     nbgrader = Path(sys.executable).parent / "nbgrader"
     subprocess.run([str(nbgrader), "generate_assignment", ASSIGNMENT, "--force"], cwd=dest, check=True,
                    capture_output=True)
-    course = open_course(dest)
-    submissions = examples.example_class(dest, ASSIGNMENT)
+    return dest
+
+
+def build_course(repo: Path, dest: Path) -> Path:
+    """A new course with the example class enrolled and its submissions collected."""
+    course = open_course(new_course(repo, dest))
+    submissions = examples.example_class(course.root, ASSIGNMENT)
     with course.gradebook() as gb:
         for student in submissions:
             gb.update_or_create_student(student, first_name=student.title(), last_name="Example")
@@ -34,7 +39,7 @@ def build_course(repo: Path, dest: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{ASSIGNMENT}.ipynb").write_text(text)
         (folder / "timestamp.txt").write_text(stamp)
-    return dest
+    return course.root
 
 
 def run(repo: Path, dest: Path, mode: str, jobs=None, progress=True):
