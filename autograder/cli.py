@@ -36,6 +36,12 @@ def main(argv=None) -> int:
     f.add_argument("--student", action="append")
     f.add_argument("--course", default=".")
 
+    rp = commands.add_parser("report", help="write report/ASSIGNMENT/index.html: a class report with plots")
+    rp.add_argument("assignment")
+    rp.add_argument("-o", "--output", help="the folder to write index.html and its plots to "
+                                          "(default: report/ASSIGNMENT/ in the course)")
+    rp.add_argument("--course", default=".")
+
     d = commands.add_parser("demo", help="grade the bundled example class end to end in a fresh course")
     d.add_argument("--dir", help="build the course here (default: a new temporary directory)")
     d.add_argument("--jobs", type=int, default=None)
@@ -55,8 +61,8 @@ def main(argv=None) -> int:
 
     args = parser.parse_args(argv)
     try:
-        commands = {"grade": _grade, "feedback": _feedback, "demo": _demo, "gradescope": _gradescope,
-                    "gradescope-run": _gradescope_run, "sync": _sync}
+        commands = {"grade": _grade, "feedback": _feedback, "report": _report, "demo": _demo,
+                    "gradescope": _gradescope, "gradescope-run": _gradescope_run, "sync": _sync}
         return commands[args.command](args)
     except (CourseError, sandbox.SandboxUnavailable) as exc:
         print(f"attnlab: {exc}", file=sys.stderr)
@@ -100,17 +106,25 @@ def _feedback(args) -> int:
     return 0
 
 
+def _report(args) -> int:
+    from . import report
+    course = open_course(args.course)
+    print(report.write(course, args.assignment, args.output and Path(args.output).resolve()))
+    return 0
+
+
 def _demo(args) -> int:
     import tempfile
     from . import demo
     dest = Path(args.dir or tempfile.mkdtemp(prefix="attnlab-demo-")).resolve()
     print(f"building an example course in {dest} ...")
-    course, batch, pages = demo.run(Path.cwd(), dest, _sandbox_mode(args.sandbox), args.jobs)
+    course, batch, pages, page = demo.run(Path.cwd(), dest, _sandbox_mode(args.sandbox), args.jobs)
     print(table(batch.results))
     print(f"\ngraded {len(batch.graded)} submissions in {batch.seconds:.1f} s with {batch.jobs} workers")
     print(f"grades table:    {course.root / 'grades.csv'}")
     print(f"feedback pages:  {course.path('feedback', '<student>', demo.ASSIGNMENT) / 'results.html'}"
           f"  ({len(pages)} written)")
+    print(f"class report:    {page}")
     return 0
 
 

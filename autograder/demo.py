@@ -5,7 +5,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import engine, examples, feedback
+from . import engine, examples, feedback, report
 from .course import open_course
 from .sandbox import Limits
 
@@ -46,4 +46,4 @@ def run(repo: Path, dest: Path, mode: str, jobs=None, progress=True):
     course = open_course(build_course(repo, dest))
     batch = engine.grade(course, ASSIGNMENT, jobs=jobs, limits=Limits(), mode=mode, progress=progress)
     pages = feedback.write_all(course, ASSIGNMENT)
-    return course, batch, pages
+    return course, batch, pages, report.write(course, ASSIGNMENT)

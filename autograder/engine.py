@@ -4,12 +4,14 @@ Each slot is a process that owns one sandboxed worker and grades one submission 
 (see `grading.Slot`). The main process collects the results, writes the autograded notebook,
 results.json and the gradebook, shows a progress bar, and finally writes grades.csv.
 """
+import json
 import multiprocessing
 import os
 import resource
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from tqdm import tqdm
@@ -89,7 +91,23 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         else:
             everyone.append(results.read_json(_results_path(course, student, assignment)))
     results.write_csv(course.root / "grades.csv", everyone, list(suite.parts))
-    return Batch(everyone, sorted(done), time.monotonic() - start, jobs)
+    batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs)
+    _write_last_run(course, assignment, batch, mode)
+    return batch
+
+
+def last_run_path(course: Course, assignment: str) -> Path:
+    """A small summary of the last `attnlab grade` run of `assignment` (read by the class report)."""
+    return course.root / ".attnlab" / f"{assignment}-last-run.json"
+
+
+def _write_last_run(course: Course, assignment: str, batch: Batch, mode: str) -> None:
+    path = last_run_path(course, assignment)
+    path.parent.mkdir(exist_ok=True)
+    summary = {"assignment": assignment, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "seconds": round(batch.seconds, 3), "jobs": batch.jobs, "graded": len(batch.graded),
+               "sandbox": mode}
+    path.write_text(json.dumps(summary, indent=1) + "\n")
 
 
 def _results_path(course: Course, student: str, assignment: str) -> Path:
