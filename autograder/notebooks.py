@@ -44,11 +44,16 @@ def without_markers(source: str) -> str:
     return "\n".join(line for line in source.splitlines() if not SOLUTION_MARKER.match(line)).strip()
 
 
+def is_support(cell) -> bool:
+    """A given code cell that answer cells use (tagged `support` in the source notebook)."""
+    return cell.cell_type == "code" and "support" in cell.get("metadata", {}).get("tags", [])
+
+
 def reference_module(nb, notebook_path: str) -> str:
-    """The solution code of every answer cell, as one importable module."""
-    bodies = [without_markers(source) for source in answer_cells(nb).values()]
+    """The solution code of every answer cell, and the given code they use, as one module."""
+    bodies = [without_markers(c.source) for c in nb.cells if is_answer(c) or is_support(c)]
     header = (f'"""Reference solutions, generated from {notebook_path}.\n\n'
               "Do not edit: run `attnlab sync`. CI fails when this file differs from what the\n"
               'source notebook generates.\n"""\n'
-              "import numpy as np\n")
+              "import math\n\nimport numpy as np\n")
     return header + "\n\n" + "\n\n\n".join(bodies) + "\n"

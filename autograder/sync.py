@@ -12,7 +12,7 @@ import numpy as np
 
 from . import compare, labs, notebooks, student_checks
 from .worker import invoke
-from .worker.invoke import Call, New, execute
+from .worker.invoke import Call, New, Rng, execute
 
 
 def derived_files(course: Path) -> dict:
@@ -89,6 +89,8 @@ def _literal(value, indent: int) -> str:
         return f"np.array({body}, dtype=np.{value.dtype})".replace("\n", "\n" + " " * indent)
     if isinstance(value, np.generic):
         return _literal(np.asarray(value), indent)
+    if isinstance(value, Rng):
+        return f"Rng({value.seed})"
     if isinstance(value, New):
         return f"New({value.cls!r}, {_literal(value.args, indent)}, {_literal(value.attrs, indent)})"
     if isinstance(value, Call):

@@ -32,7 +32,8 @@ def copy_course(dest: Path) -> Path:
 def course(tmp_path_factory) -> Path:
     """A course with the assignment registered in a fresh gradebook."""
     path = copy_course(tmp_path_factory.mktemp("course"))
-    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    for assignment in ("lab05_transformers", "lab06_training"):
+        run_tool("nbgrader", "generate_assignment", assignment, "--force", cwd=path)
     return path
 
 

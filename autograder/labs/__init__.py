@@ -2,7 +2,7 @@
 import importlib
 from pathlib import Path
 
-PACKAGES = {"lab05_transformers": "lab05"}
+PACKAGES = {"lab05_transformers": "lab05", "lab06_training": "lab06"}
 
 
 def load(assignment: str):

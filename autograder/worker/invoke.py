@@ -25,6 +25,12 @@ class New:
 
 
 @dataclass(frozen=True)
+class Rng:
+    """A fresh `np.random.default_rng(seed)`, made where the call runs."""
+    seed: int
+
+
+@dataclass(frozen=True)
 class Call:
     """`fn(*args, **kwargs)`: a name of the namespace, or a method of `obj` when it is given."""
     fn: str
@@ -40,6 +46,8 @@ class Call:
 
 
 def _short(value) -> str:
+    if isinstance(value, Rng):
+        return "rng"
     if isinstance(value, np.ndarray):
         return f"array{value.shape}" if value.dtype.kind == "f" else f"{value.dtype}{value.shape}"
     return repr(value)
@@ -58,6 +66,8 @@ def materialise(value, namespace, given: list):
         copy = value.copy()
         given.append(copy)
         return copy
+    if isinstance(value, Rng):
+        return np.random.default_rng(value.seed)
     if isinstance(value, New):
         obj = lookup(namespace, value.cls)(*[materialise(a, namespace, given) for a in value.args])
         for name, attr in value.attrs:

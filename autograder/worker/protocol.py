@@ -26,7 +26,7 @@ import numpy as np
 from numpy import asarray, frombuffer, generic, ndarray
 from numpy import dtype as np_dtype
 
-from .invoke import Call, New
+from .invoke import Call, New, Rng
 
 PACKET = 32 * 1024
 MAX_MESSAGE = 16 * 1024 * 1024
@@ -109,6 +109,8 @@ def _to_tree(value, blobs, describe, depth):
         return [rec(v) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {"t": "dict", "v": {str(k): rec(v) for k, v in value.items()}}
+    if isinstance(value, Rng):
+        return {"t": "rng", "seed": int(value.seed)}
     if isinstance(value, New):
         return {"t": "new", "cls": value.cls, "args": rec(value.args),
                 "attrs": [[k, rec(v)] for k, v in value.attrs]}
@@ -140,6 +142,8 @@ def _from_tree(tree, blobs, build, depth):
             return tuple(rec(v) for v in tree["v"])
         if kind == "dict":
             return {str(k): rec(v) for k, v in tree["v"].items()}
+        if kind == "rng":
+            return Rng(int(tree["seed"]))
         if kind == "new":
             return New(str(tree["cls"]), tuple(rec(tree["args"])),
                        tuple((str(k), rec(v)) for k, v in tree["attrs"]))

@@ -13,6 +13,10 @@ def close(got, expected, rtol: float, atol: float) -> bool:
     if isinstance(expected, tuple):
         return (isinstance(got, tuple) and len(got) == len(expected)
                 and all(close(g, e, rtol, atol) for g, e in zip(got, expected)))
+    if not _numeric(expected):
+        return mismatch(got, expected, rtol, atol) is None
+    if _numeric(got):
+        got, expected = np.asarray(got), np.asarray(expected)
     if not _is_array(got) or not _is_array(expected):
         return False
     got, expected = np.asarray(got), np.asarray(expected)
@@ -38,8 +42,11 @@ def mismatch(got, expected, rtol: float, atol: float, names=None) -> str | None:
             if problem:
                 return f"{name}: {problem}"
         return None
-    if not _is_array(got):
-        return f"returned {_kind(got)}; expected an array of shape {np.shape(expected)}"
+    if isinstance(expected, (str, dict)) or isinstance(expected, list) and not _numeric(expected):
+        return _exact(got, expected)
+    if not _numeric(got) or isinstance(expected, np.ndarray) and not _is_array(got):
+        what = "a number" if np.ndim(expected) == 0 else f"an array of shape {np.shape(expected)}"
+        return f"returned {_kind(got)}; expected {what}"
     got, expected = np.asarray(got), np.asarray(expected)
     if got.shape != expected.shape:
         hint = " (transposed?)" if got.shape == expected.shape[::-1] and got.ndim > 1 else ""
@@ -64,6 +71,48 @@ def _value_diff(got, expected, rtol, atol) -> str:
     worst = tuple(int(i) for i in np.unravel_index(np.nanargmax(error), error.shape))
     return (f"{int(wrong.sum())} of {got.size} entries differ (tolerance rtol={rtol:g}, "
             f"atol={atol:g}): {shown}; largest error {error[worst]:.3g} at {list(worst)}")
+
+
+def _exact(got, expected) -> str | None:
+    """Strings, vocabularies and lists of them must be equal as they are."""
+    if isinstance(expected, dict):
+        if not isinstance(got, dict):
+            return f"returned {_kind(got)}; expected a dict"
+        missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
+        if missing or extra:
+            return f"keys differ: missing {missing[:SHOWN]}, unexpected {extra[:SHOWN]}"
+        wrong = [k for k in expected if not _same(got[k], expected[k])]
+        return None if not wrong else "; ".join(
+            f"[{k!r}] is {got[k]!r}, expected {expected[k]!r}" for k in wrong[:SHOWN])
+    if isinstance(expected, list):
+        if not isinstance(got, (list, tuple)):
+            return f"returned {_kind(got)}; expected a list of {len(expected)} items"
+        if len(got) != len(expected):
+            return f"returned {len(got)} items; expected {len(expected)}"
+        wrong = [i for i, (g, e) in enumerate(zip(got, expected)) if not _same(g, e)]
+        return None if not wrong else "; ".join(
+            f"item {i} is {got[i]!r}, expected {expected[i]!r}" for i in wrong[:SHOWN])
+    return None if _same(got, expected) else f"returned {got!r:.60}, expected {expected!r:.60}"
+
+
+def _same(got, expected) -> bool:
+    return type(got) is type(expected) and got == expected or (
+        _numeric(got) and _numeric(expected) and np.ndim(got) == np.ndim(expected) == 0
+        and float(got) == float(expected) and not isinstance(got, (bool, np.bool_)))
+
+
+def _numeric(value) -> bool:
+    """A number, a numeric array, or a (nested) list of numbers."""
+    if isinstance(value, (str, dict)) or value is None:
+        return False
+    if isinstance(value, (bool, int, float, np.generic, np.ndarray)):
+        return np.asarray(value).dtype.kind in "biuf"
+    if isinstance(value, list):
+        try:
+            return np.asarray(value).dtype.kind in "biuf"
+        except (ValueError, TypeError):
+            return False
+    return False
 
 
 def _is_array(value) -> bool:
@@ -96,6 +145,12 @@ class New:
 
 
 @dataclass(frozen=True)
+class Rng:
+    """A fresh `np.random.default_rng(seed)`, made where the call runs."""
+    seed: int
+
+
+@dataclass(frozen=True)
 class Call:
     """`fn(*args, **kwargs)`: a name of the namespace, or a method of `obj` when it is given."""
     fn: str
@@ -111,6 +166,8 @@ class Call:
 
 
 def _short(value) -> str:
+    if isinstance(value, Rng):
+        return "rng"
     if isinstance(value, np.ndarray):
         return f"array{value.shape}" if value.dtype.kind == "f" else f"{value.dtype}{value.shape}"
     return repr(value)
@@ -129,6 +186,8 @@ def materialise(value, namespace, given: list):
         copy = value.copy()
         given.append(copy)
         return copy
+    if isinstance(value, Rng):
+        return np.random.default_rng(value.seed)
     if isinstance(value, New):
         obj = lookup(namespace, value.cls)(*[materialise(a, namespace, given) for a in value.args])
         for name, attr in value.attrs:

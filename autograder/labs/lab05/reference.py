@@ -3,6 +3,8 @@
 Do not edit: run `attnlab sync`. CI fails when this file differs from what the
 source notebook generates.
 """
+import math
+
 import numpy as np
 
 

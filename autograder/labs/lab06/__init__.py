@@ -1,0 +1,7 @@
+"""Lab 06: training the transformer LM with NumPy backprop (J&M ch. 8)."""
+from . import mistakes  # noqa: F401  (registers the catalogue on the suite)
+from .suite import suite
+from .visible import CASES
+
+HELPER = "lab06_checks.py"
+__all__ = ["suite", "CASES", "HELPER"]

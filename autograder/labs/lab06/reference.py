@@ -1,0 +1,271 @@
+"""Reference solutions, generated from source/lab06_training/lab06_training.ipynb.
+
+Do not edit: run `attnlab sync`. CI fails when this file differs from what the
+source notebook generates.
+"""
+import math
+
+import numpy as np
+
+
+def build_vocab(names):
+    """Character vocabulary with the boundary token '.' first.
+
+    Args:
+        names: list of strings
+    Returns:
+        stoi: dict, character -> id; stoi['.'] == 0, the other characters 1, 2, ... in sorted order
+        itos: list, itos[i] is the character with id i
+    """
+    itos = ["."] + sorted(set("".join(names)) - {"."})
+    return {ch: i for i, ch in enumerate(itos)}, itos
+
+
+def encode(text, stoi):
+    """A string -> the list of its token ids."""
+    return [stoi[ch] for ch in text]
+
+
+def decode(ids, itos):
+    """A sequence of token ids (a list or an int array) -> the string."""
+    return "".join(itos[int(i)] for i in ids)
+
+
+def get_batch(stream, starts, batch_size, block_size, rng):
+    """A batch of training windows, each beginning at one of `starts`.
+
+    Args:
+        stream: int array (N,), the token stream
+        starts: int array, the positions where a window may begin
+        batch_size, block_size: B and T
+        rng: np.random.Generator, the only source of randomness
+    Returns:
+        x: int array (B, T), x[b] = stream[s_b : s_b + T] for a start s_b drawn from `starts`
+        y: int array (B, T), y[b] = stream[s_b + 1 : s_b + T + 1], the next token everywhere
+    """
+    s = rng.choice(starts, size=batch_size)                      # (B,)
+    window = stream[s[:, None] + np.arange(block_size + 1)]     # (B, T+1)
+    return window[:, :-1], window[:, 1:]
+
+
+def cross_entropy(logits, targets):
+    """Mean next-token cross-entropy, computed stably.
+
+    Args:
+        logits: float array (..., V)
+        targets: int array (...), entries in [0, V)
+    Returns:
+        float: mean over all positions of -log softmax(logits)[target]
+    """
+    z = logits - logits.max(axis=-1, keepdims=True)                 # largest logit is 0
+    log_probs = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))   # (..., V)
+    return float(-np.take_along_axis(log_probs, targets[..., None], axis=-1).mean())
+
+
+def cross_entropy_backward(logits, targets):
+    """Gradient of the mean cross-entropy with respect to the logits.
+
+    Args:
+        logits: float array (..., V)
+        targets: int array (...)
+    Returns:
+        dlogits: array (..., V), (softmax(logits) - onehot(targets)) / number of positions
+    """
+    z = logits - logits.max(axis=-1, keepdims=True)
+    grad = np.exp(z)
+    grad /= grad.sum(axis=-1, keepdims=True)                         # softmax
+    rows = np.take_along_axis(grad, targets[..., None], axis=-1)
+    np.put_along_axis(grad, targets[..., None], rows - 1.0, axis=-1)
+    return grad / targets.size
+
+
+def linear_backward(dy, x, W):
+    """Backward of y = x @ W + b.
+
+    Args:
+        dy: (..., C_out), gradient of the loss with respect to y
+        x:  (..., C_in), the input
+        W:  (C_in, C_out)
+    Returns:
+        dx (..., C_in), dW (C_in, C_out), db (C_out,)
+    """
+    x2 = x.reshape(-1, x.shape[-1])                 # (N, C_in)
+    dy2 = dy.reshape(-1, dy.shape[-1])              # (N, C_out)
+    return (dy2 @ W.T).reshape(x.shape), x2.T @ dy2, dy2.sum(axis=0)
+
+
+def relu_backward(dy, x):
+    """Backward of ReLU(x) = max(0, x): the gradient passes where x > 0. Shapes of x."""
+    return dy * (x > 0)
+
+
+GELU_C = math.sqrt(2 / math.pi)
+
+
+def gelu_backward(dy, x):
+    """Backward of the tanh approximation of GELU. Shapes of x."""
+    u = GELU_C * (x + 0.044715 * x * x * x)
+    th = np.tanh(u)
+    du = GELU_C * (1 + 3 * 0.044715 * x * x)
+    return dy * 0.5 * (1 + th + x * (1 - th * th) * du)
+
+
+def layer_norm_backward(dy, x, gamma, eps=1e-5):
+    """Backward of y = gamma * (x - mean) / sqrt(var + eps) + beta over the last axis.
+
+    Args:
+        dy: (..., C); x: (..., C); gamma: (C,)
+    Returns:
+        dx (..., C), dgamma (C,), dbeta (C,)
+    """
+    mu = x.mean(axis=-1, keepdims=True)
+    xc = x - mu
+    rstd = 1.0 / np.sqrt((xc * xc).mean(axis=-1, keepdims=True) + eps)   # 1 / sigma
+    xhat = xc * rstd
+    g = dy * gamma
+    dx = rstd * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+    C = x.shape[-1]
+    return dx, (dy * xhat).reshape(-1, C).sum(axis=0), dy.reshape(-1, C).sum(axis=0)
+
+
+def softmax(z):
+    '''Softmax over the last axis (Lab 05), in a new array.'''
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
+
+
+def split_heads(M, n_heads):
+    '''(B, T, C) -> (B, H, T, d_k): head c takes columns c*d_k:(c+1)*d_k.'''
+    B, T, C = M.shape
+    return M.reshape(B, T, n_heads, C // n_heads).transpose(0, 2, 1, 3)
+
+
+def merge_heads(M):
+    '''(B, H, T, d_k) -> (B, T, H*d_k): the heads concatenated (the inverse of split_heads).'''
+    B, H, T, d_k = M.shape
+    return M.transpose(0, 2, 1, 3).reshape(B, T, H * d_k)
+
+
+def causal_mask(T, dtype=np.float64):
+    '''(T, T): 0 on and below the diagonal, -inf above it (eq. 8.34).'''
+    return np.triu(np.full((T, T), -np.inf, dtype=dtype), k=1)
+
+
+def matmul(x, W):
+    '''x @ W as one matrix product over all leading positions: (..., C_in) -> (..., C_out).'''
+    return (x.reshape(-1, x.shape[-1]) @ W).reshape(*x.shape[:-1], W.shape[1])
+
+
+def attention_forward(x, W_Q, W_K, W_V, W_O, n_heads):
+    '''Causal multi-head self-attention. x (B, T, C) -> (output (B, T, C), weights (B, H, T, T)).'''
+    B, T, C = x.shape
+    q, k, v = (split_heads(matmul(x, W), n_heads) for W in (W_Q, W_K, W_V))   # (B, H, T, d_k)
+    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(C // n_heads) + causal_mask(T, x.dtype)
+    att = softmax(scores)                                                     # (B, H, T, T)
+    return matmul(merge_heads(att @ v), W_O), att
+
+
+def attention_backward(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    """Backward of attention_forward(x, W_Q, W_K, W_V, W_O, n_heads)[0].
+
+    Args:
+        dout: (B, T, C), gradient of the loss with respect to the attention output
+        x: (B, T, C); W_Q, W_K, W_V, W_O: (C, C); n_heads: A
+    Returns:
+        dx (B, T, C), dW_Q, dW_K, dW_V, dW_O (C, C) each
+    """
+    B, T, C = x.shape
+    scale = 1 / math.sqrt(C // n_heads)
+    q, k, v = (split_heads(matmul(x, W), n_heads) for W in (W_Q, W_K, W_V))
+    att = softmax(q @ k.transpose(0, 1, 3, 2) * scale + causal_mask(T, x.dtype))
+    concat = merge_heads(att @ v)                                   # (B, T, C)
+    x2, dout2 = x.reshape(-1, C), dout.reshape(-1, C)
+    dW_O = concat.reshape(-1, C).T @ dout2
+    dheads = split_heads(matmul(dout, W_O.T), n_heads)              # (B, H, T, d_k)
+    datt = dheads @ v.transpose(0, 1, 3, 2)                         # (B, H, T, T)
+    dv = att.transpose(0, 1, 3, 2) @ dheads
+    dscores = att * (datt - (att * datt).sum(axis=-1, keepdims=True)) * scale
+    dq, dk = dscores @ k, dscores.transpose(0, 1, 3, 2) @ q
+    grads = [merge_heads(d).reshape(-1, C) for d in (dq, dk, dv)]   # (B*T, C) each
+    dx = sum(g @ W.T for g, W in zip(grads, (W_Q, W_K, W_V))).reshape(x.shape)
+    return (dx, x2.T @ grads[0], x2.T @ grads[1], x2.T @ grads[2], dW_O)
+
+
+def embedding_backward(d_x, d_logits, token_ids, h):
+    """Gradient of the tied embedding E, used by x = E[token_ids] (+ positions) and u = h @ E.T.
+
+    Args:
+        d_x: (B, T, C), gradient with respect to the embedded input x
+        d_logits: (B, T, V), gradient with respect to the logits u
+        token_ids: int (B, T)
+        h: (B, T, C), the final hidden states that the head multiplied by E.T
+    Returns:
+        dE: (V, C)
+    """
+    V, C = d_logits.shape[-1], d_x.shape[-1]
+    dE = d_logits.reshape(-1, V).T @ h.reshape(-1, C)               # from the head
+    np.add.at(dE, token_ids.reshape(-1), d_x.reshape(-1, C))        # from the lookup
+    return dE
+
+
+def adamw_update(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    """One AdamW step for one parameter array.
+
+    Args:
+        p, g, m, v: the parameter, its gradient and the two moment estimates (same shape)
+        t: the step number, starting at 1
+        lr: learning rate; betas: (beta1, beta2); eps: added to sqrt(v_hat)
+        weight_decay: the decoupled decay lambda
+    Returns:
+        (new p, new m, new v)
+    """
+    b1, b2 = betas
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * (g * g)
+    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    return p - lr * weight_decay * p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+
+
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    """The distribution to sample the next token from.
+
+    Args:
+        logits: (V,) float
+        temperature: > 0, divides the logits
+        top_k: keep only the k most likely tokens (None: all)
+        top_p: keep the smallest set of most likely tokens whose total probability is >= top_p
+               (None: all); at least one token is always kept
+    Returns:
+        probs: (V,), non-negative, sums to 1, zero outside the kept tokens
+    """
+    probs = softmax(np.asarray(logits, dtype=np.float64) / temperature)
+    order = np.argsort(-probs, kind="stable")                   # most likely first
+    keep = len(probs) if top_k is None else min(int(top_k), len(probs))
+    if top_p is not None:
+        cumulative = np.cumsum(probs[order])
+        keep = min(keep, int(np.searchsorted(cumulative, top_p - 1e-12)) + 1)
+    out = np.zeros_like(probs)
+    kept = order[:max(keep, 1)]
+    out[kept] = probs[kept]
+    return out / out.sum()
+
+
+def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+    """One token id: the argmax when greedy, else a draw from next_token_probs with rng."""
+    if greedy:
+        return int(np.argmax(logits))
+    probs = next_token_probs(logits, temperature, top_k, top_p)
+    return int(rng.choice(len(probs), p=probs))
+
+
+def attention_entropy(weights):
+    """Mean attention entropy in bits, per head.
+
+    Args:
+        weights: (B, H, T, T) attention weights of one layer; each row sums to 1
+    Returns:
+        (H,) the entropy -sum_j a_ij log2 a_ij of every row, averaged over B and the T query positions
+    """
+    safe = np.where(weights > 0, weights, 1.0)                  # log2(1) = 0 stands for 0 log 0
+    return -(weights * np.log2(safe)).sum(axis=-1).mean(axis=(0, 2))
