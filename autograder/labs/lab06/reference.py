@@ -209,6 +209,75 @@ def embedding_backward(d_x, d_logits, token_ids, h):
     return dE
 
 
+def init_params(rng, vocab_size=27, block_size=16, d_model=64, n_heads=4, n_layers=2, d_ff=256,
+                dtype=np.float32):
+    '''GPT-2 style initialisation: N(0, 0.02), output projections scaled by 1/sqrt(2 L).'''
+    def normal(*shape, std=0.02):
+        return (std * rng.standard_normal(shape)).astype(dtype)
+    out_std = 0.02 / math.sqrt(2 * n_layers)
+    params = {"E": normal(vocab_size, d_model), "P": normal(block_size, d_model)}
+    for l in range(n_layers):
+        params.update({
+            f"{l}.ln1_gamma": np.ones(d_model, dtype), f"{l}.ln1_beta": np.zeros(d_model, dtype),
+            f"{l}.W_Q": normal(d_model, d_model), f"{l}.W_K": normal(d_model, d_model),
+            f"{l}.W_V": normal(d_model, d_model), f"{l}.W_O": normal(d_model, d_model, std=out_std),
+            f"{l}.ln2_gamma": np.ones(d_model, dtype), f"{l}.ln2_beta": np.zeros(d_model, dtype),
+            f"{l}.W1": normal(d_model, d_ff), f"{l}.b1": np.zeros(d_ff, dtype),
+            f"{l}.W2": normal(d_ff, d_model, std=out_std), f"{l}.b2": np.zeros(d_model, dtype)})
+    params.update(lnf_gamma=np.ones(d_model, dtype), lnf_beta=np.zeros(d_model, dtype))
+    return params
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    '''Lab 05, eq. 8.25.'''
+    mu = x.mean(axis=-1, keepdims=True)
+    xc = x - mu
+    return xc / np.sqrt((xc * xc).mean(axis=-1, keepdims=True) + eps) * gamma + beta
+
+
+def forward(params, ids, n_heads=4, act="relu"):
+    '''ids (B, T) -> logits (B, T, V), and what backward needs.'''
+    n_layers = sum(k.endswith(".W_Q") for k in params)
+    x = params["E"][ids] + params["P"][:ids.shape[1]]               # (B, T, C)
+    saved = []
+    for l in range(n_layers):
+        p = lambda name: params[f"{l}.{name}"]                      # noqa: E731
+        t1 = layer_norm(x, p("ln1_gamma"), p("ln1_beta"))
+        t2, att = attention_forward(t1, p("W_Q"), p("W_K"), p("W_V"), p("W_O"), n_heads)
+        t3 = t2 + x                                                 # residual
+        t4 = layer_norm(t3, p("ln2_gamma"), p("ln2_beta"))
+        a = matmul(t4, p("W1")) + p("b1")
+        r = np.maximum(a, 0) if act == "relu" else 0.5 * a * (1 + np.tanh(GELU_C * (a + 0.044715 * a * a * a)))
+        saved.append((x, t1, t3, t4, a, r, att))
+        x = matmul(r, p("W2")) + p("b2") + t3                       # residual
+    h = layer_norm(x, params["lnf_gamma"], params["lnf_beta"])
+    return matmul(h, params["E"].T), (ids, saved, x, h, n_heads, act)
+
+
+def backward(params, d_logits, cache):
+    '''Gradients of every parameter, from d loss / d logits, with your backward functions.'''
+    ids, saved, x_top, h, n_heads, act = cache
+    grads = {}
+    dh = matmul(d_logits, params["E"])                              # head: u = h E^T
+    d, grads["lnf_gamma"], grads["lnf_beta"] = layer_norm_backward(dh, x_top, params["lnf_gamma"])
+    for l in reversed(range(len(saved))):
+        x, t1, t3, t4, a, r, att = saved[l]
+        p = lambda name: params[f"{l}.{name}"]                      # noqa: E731
+        dr, grads[f"{l}.W2"], grads[f"{l}.b2"] = linear_backward(d, r, p("W2"))
+        da = relu_backward(dr, a) if act == "relu" else gelu_backward(dr, a)
+        dt4, grads[f"{l}.W1"], grads[f"{l}.b1"] = linear_backward(da, t4, p("W1"))
+        dt3, grads[f"{l}.ln2_gamma"], grads[f"{l}.ln2_beta"] = layer_norm_backward(dt4, t3, p("ln2_gamma"))
+        dt3 = dt3 + d                                               # H = T5 + T3
+        dt1, *dW = attention_backward(dt3, t1, p("W_Q"), p("W_K"), p("W_V"), p("W_O"), n_heads)
+        grads.update(zip((f"{l}.W_Q", f"{l}.W_K", f"{l}.W_V", f"{l}.W_O"), dW))
+        dx, grads[f"{l}.ln1_gamma"], grads[f"{l}.ln1_beta"] = layer_norm_backward(dt1, x, p("ln1_gamma"))
+        d = dx + dt3                                                # T3 = T2 + X
+    grads["E"] = embedding_backward(d, d_logits, ids, h)
+    grads["P"] = np.zeros_like(params["P"])
+    grads["P"][:ids.shape[1]] = d.sum(axis=0)
+    return grads
+
+
 def adamw_update(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
     """One AdamW step for one parameter array.
 
