@@ -182,9 +182,9 @@ class SandboxRunner:
             self._kill_notebook()
 
     def run(self, call):
-        seq = self._send({"op": "invoke", "call": call})
         deadline = self._deadline(self.limits.call_seconds)
         try:
+            seq = self._send({"op": "invoke", "call": call})
             while True:
                 size, message = self.worker.receive(deadline, self._build)
                 if message.get("op") == "oracle":
