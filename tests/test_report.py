@@ -53,7 +53,7 @@ class Elements(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
+def example_class(tmp_path_factory):
     """The example class, with a report written to before/ before grading."""
     path = demo.build_course(ROOT, tmp_path_factory.mktemp("class"))
     out = run_tool("attnlab", "report", ASSIGNMENT, "-o", "before", cwd=path)
@@ -62,8 +62,8 @@ def course(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def graded(course):
-    path = course
+def graded(example_class):
+    path = example_class
     run_tool("attnlab", "grade", ASSIGNMENT, "--jobs", "2", "--quiet", cwd=path)
     out = run_tool("attnlab", "report", ASSIGNMENT, cwd=path)
     page = path / "report" / ASSIGNMENT / "index.html"
@@ -180,8 +180,8 @@ def test_every_plot_is_a_png_beside_the_page(graded):
     assert "<style>" in html and "<script" not in html and "http" not in html
 
 
-def test_report_before_grading_says_so(course):
-    page = course / "before" / "index.html"
+def test_report_before_grading_says_so(example_class):
+    page = example_class / "before" / "index.html"
     assert not list(page.parent.glob("*.png"))
     elements = Elements(page.read_text())
     rows = {row["data-student"]: row["data-status"] for row in elements.all("human")}
