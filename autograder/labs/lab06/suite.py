@@ -1,8 +1,17 @@
-"""Lab 06 hidden checks (first version: one check per part; deepened with the mutant bank)."""
-import numpy as np
+"""Lab 06 hidden checks: per graded name, what is tested, for how many points, at what tolerance.
 
-from ...checks import Suite
-from ...worker.invoke import Call, Rng
+Inputs are drawn from a generator seeded by the check's title, so every run and every student
+sees the same hidden inputs. Expected values come from the reference in float64; the reference's
+gradients agree with centred finite differences, so matching it is matching the true gradient.
+The parts that use a random generator (get_batch, sample_token) are checked by properties that
+hold for every correct way of using the generator, never against the reference's draws.
+"""
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ...checks import EXACT, FLOAT32, Suite
+from ...compare import mismatch
+from . import calls as C
 from . import reference
 
 POINTS = {
@@ -18,123 +27,976 @@ suite = Suite(
     reference={name: getattr(reference, name) for name in POINTS},
     points=POINTS,
     kinds={name: "function" for name in POINTS},
-    output_names={"linear_backward": ("dx", "dW", "db"),
+    output_names={"build_vocab": ("stoi", "itos"),
+                  "get_batch": ("x", "y"),
+                  "linear_backward": ("dx", "dW", "db"),
                   "layer_norm_backward": ("dx", "dgamma", "dbeta"),
                   "attention_backward": ("dx", "dW_Q", "dW_K", "dW_V", "dW_O"),
                   "adamw_update": ("p", "m", "v")},
 )
 check = suite.check
-NAMES = ["emma", "olivia", "ava", "isabella", "sophia", "zoe", "mia"]
 
 
-@check("build_vocab", "ids of '.' and of the letters", 4)
-def _(t):
-    """'.' is 0 and the other characters follow in sorted order."""
-    t.expect_match(Call("build_vocab", (NAMES,)))
+def kind_of(value) -> str:
+    if value is None:
+        return "None (missing return?)"
+    if isinstance(value, tuple):
+        return f"a tuple of {len(value)} items"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    return f"a value of type {type(value).__name__}"
 
 
-@check("encode", "ids of a string", 2)
-def _(t):
-    """One id per character."""
-    t.expect_match(Call("encode", ("emma", reference.build_vocab(NAMES)[0])))
+def expect_array(t, got, shape, kinds="f", what="the result"):
+    """`got` is an array of `shape` with a dtype of `kinds` (values are other checks' business)."""
+    wanted = "integer" if kinds == "iu" else "floating-point"
+    if not isinstance(got, np.ndarray):
+        t.fail(f"{what} is {kind_of(got)}; expected a NumPy array of shape {shape}")
+    if got.shape != shape:
+        t.fail(f"{what} has shape {got.shape}; expected {shape}")
+    if got.dtype.kind not in kinds:
+        t.fail(f"{what} has dtype {got.dtype}; expected {wanted} numbers")
 
 
-@check("decode", "a string from ids", 2)
-def _(t):
-    """The inverse of encode."""
-    t.expect_match(Call("decode", ([3, 7, 7, 1], reference.build_vocab(NAMES)[1])))
+def expect_arrays(t, got, shapes, kinds="f"):
+    """`got` is a tuple of arrays of `shapes`, named after the part's outputs."""
+    names = t.suite.output_names[t.check.part]
+    if not isinstance(got, tuple) or len(got) != len(shapes):
+        t.fail(f"returned {kind_of(got)}; expected a tuple ({', '.join(names)})")
+    for name, item, shape in zip(names, got, shapes):
+        expect_array(t, item, shape, kinds, name)
 
 
-@check("get_batch", "shapes and the one-token shift", 6, tol=None)
-def _(t):
-    """y is x shifted by one position."""
-    stream = t.rng.integers(0, 27, size=200)
-    got = t.student(Call("get_batch", (stream, np.arange(0, 150, 7), 5, 16, Rng(3))))
+def expect_items(t, call, items):
+    """The student's result for `call` matches the reference's in the tuple items `items`: a
+    mistake in one gradient costs the checks of that gradient only."""
+    tol, names = t.check.tol, t.suite.output_names[t.check.part]
+    got, expected = t.student(call), t.reference(call)
+    if not isinstance(got, tuple) or len(got) != len(expected):
+        t.fail(f"{call.describe()}: {mismatch(got, expected, tol.rtol, tol.atol, names)}")
+    for i in items:
+        problem = mismatch(got[i], expected[i], tol.rtol, tol.atol)
+        if problem:
+            t.fail(f"{call.describe()}: {names[i]}: {problem}")
+
+
+def float32(value):
+    """Float arrays (also inside a tuple) in single precision; everything else as it is."""
+    if isinstance(value, tuple):
+        return tuple(map(float32, value))
+    return value.astype(np.float32) if isinstance(value, np.ndarray) and value.dtype.kind == "f" else value
+
+
+def expect_float32_close(t, builder, *args):
+    """The call on float32 copies of the float inputs matches the reference in float64."""
+    t.expect_match(builder(*map(float32, args)), against=builder(*args))
+
+
+# -------------------------------------------------------------------------------- build_vocab
+
+def expect_vocab(t, names):
+    """stoi equals the reference's, and itos lists the same characters (a list, or any sequence
+    of single characters: a string or a tuple index the same way)."""
+    call = C.build_vocab(names)
+    got = t.student(call)
+    stoi, itos = t.reference(call)
     if not isinstance(got, tuple) or len(got) != 2:
-        t.fail("expected a tuple (x, y)")
-    x, y = got
-    if np.shape(x) != (5, 16) or np.shape(y) != (5, 16) or not np.array_equal(x[:, 1:], y[:, :-1]):
-        t.fail("x and y must be (B, T) and y must be x shifted by one token")
+        t.fail(f"{call.describe()} returned {kind_of(got)}; expected a tuple (stoi, itos)")
+    problem = mismatch(got[0], stoi, 0, 0)
+    if problem:
+        t.fail(f"{call.describe()}: stoi: {problem}")
+    listed = list(got[1]) if isinstance(got[1], (str, tuple)) else got[1]
+    problem = mismatch(listed, itos, 0, 0)
+    if problem:
+        t.fail(f"{call.describe()}: itos: {problem}")
 
 
-@check("cross_entropy", "matches the reference", 8)
+@check("build_vocab", "returns (stoi, itos): a dict and a list that invert each other", 0.5, tol=None)
 def _(t):
-    """The mean negative log probability of the targets."""
-    t.expect_match(Call("cross_entropy", (t.normal(4, 27), t.rng.integers(0, 27, size=4))))
+    """decode and the model index with both: itos[stoi[ch]] == ch for every character, '.' too."""
+    names = ["lena", "otto", "kai", "mirabel"]
+    got = t.student(C.build_vocab(names))
+    if not isinstance(got, tuple) or len(got) != 2:
+        t.fail(f"returned {kind_of(got)}; expected a tuple (stoi, itos)")
+    stoi, itos = got
+    if not isinstance(stoi, dict) or not isinstance(itos, list):
+        t.fail(f"returned ({kind_of(stoi)}, {kind_of(itos)}); expected (a dict, a list)")
+    characters = set("".join(names)) | {"."}
+    if set(stoi) != characters or len(itos) != len(characters):
+        t.fail(f"stoi has {len(stoi)} and itos {len(itos)} entries; the names use {len(characters)} "
+               "characters, '.' included")
+    wrong = [ch for ch in sorted(characters) if not 0 <= stoi[ch] < len(itos) or itos[stoi[ch]] != ch]
+    if wrong:
+        t.fail(f"itos[stoi[{wrong[0]!r}]] is not {wrong[0]!r}: itos must list the characters in id order")
 
 
-@check("cross_entropy_backward", "matches the reference", 8)
+@check("build_vocab", "'.' is 0, the letters follow in sorted order", 1.5, tol=None)
 def _(t):
-    """(softmax - onehot) / N."""
-    t.expect_match(Call("cross_entropy_backward", (t.normal(4, 27), t.rng.integers(0, 27, size=4))))
+    """Every later part indexes embeddings and logits with these ids."""
+    expect_vocab(t, ["zoe", "maya", "bob", "quinn", "wes", "ida"])
 
 
-@check("linear_backward", "matches the reference", 8)
+@check("build_vocab", "characters that sort before '.' still come after it", 1, tol=None)
 def _(t):
-    """dx, dW and db of a linear layer."""
-    t.expect_match(Call("linear_backward", (t.normal(5, 3), t.normal(5, 4), t.normal(4, 3))))
+    """An apostrophe and a hyphen sort before '.': '.' is 0 because it is the boundary token,
+    not because of where it sorts."""
+    expect_vocab(t, ["o'neil", "mary-jane", "ana", "d'arcy"])
 
 
-@check("relu_backward", "matches the reference", 3)
+@check("build_vocab", "all 26 letters get the ids 1 to 26", 1, tol=None)
 def _(t):
-    """The gradient passes where x > 0."""
-    t.expect_match(Call("relu_backward", (t.normal(4, 5), t.normal(4, 5))))
+    """The vocabulary of the real data set: |V| = 27."""
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))[t.rng.permutation(26)]
+    expect_vocab(t, ["".join(letters[i:i + 4]) + "a" for i in range(0, 26, 4)])
 
 
-@check("gelu_backward", "matches the reference", 5)
+# ------------------------------------------------------------------------------------- encode
+
+VOCAB = reference.build_vocab(["kim", "lea", "noah", "ruth"])   # ids not in alphabetical positions
+
+
+@check("encode", "ids of a name", 0.75, tol=EXACT)
 def _(t):
-    """The derivative of the tanh approximation."""
-    t.expect_match(Call("gelu_backward", (t.normal(4, 5), t.normal(4, 5, scale=2.0))))
+    """One id per character, looked up in stoi."""
+    t.expect_match(C.encode("noah", VOCAB[0]))
 
 
-@check("layer_norm_backward", "matches the reference", 12)
+@check("encode", "repeated characters and the boundary token '.'", 0.5, tol=EXACT)
 def _(t):
-    """dx with both mean terms, dgamma, dbeta."""
-    t.expect_match(Call("layer_norm_backward", (t.normal(3, 6), t.normal(3, 6), 1 + t.normal(6))))
+    """The training stream is '.' + '.'.join(names) + '.', encoded in one call."""
+    t.expect_match(C.encode(".hannah.kim.", reference.build_vocab(["hannah", "kim"])[0]))
 
 
-@check("attention_backward", "matches the reference", 14)
+@check("encode", "a vocabulary in another order", 0.5, tol=EXACT)
 def _(t):
-    """All five gradients of causal multi-head attention."""
-    W = [t.normal(8, 8, scale=0.4) for _ in range(4)]
-    t.expect_match(Call("attention_backward", (t.normal(2, 5, 8), t.normal(2, 5, 8), *W, 2)))
+    """The ids come from stoi, whatever order it gives the characters."""
+    stoi = {ch: i for i, ch in enumerate(".zyxwvutsrqponmlkjihgfedcba")}
+    t.expect_match(C.encode("luke", stoi))
 
 
-@check("embedding_backward", "matches the reference", 6)
+@check("encode", "the empty string and a single character", 0.25, tol=EXACT)
 def _(t):
-    """The head's and the lookup's contributions, summed."""
-    ids = t.rng.integers(0, 7, size=(2, 5))
-    t.expect_match(Call("embedding_backward", (t.normal(2, 5, 4), t.normal(2, 5, 7), ids, t.normal(2, 5, 4))))
+    """Edge cases: no characters, one character."""
+    t.expect_match(C.encode("", VOCAB[0]))
+    t.expect_match(C.encode("r", VOCAB[0]))
 
 
-@check("adamw_update", "matches the reference", 8)
+# ------------------------------------------------------------------------------------- decode
+
+@check("decode", "a string from a list of ids, and '' from an empty list", 1, tol=EXACT)
 def _(t):
-    """One bias-corrected step with decoupled decay."""
+    """Every id becomes its character, '.' included."""
+    t.expect_match(C.decode([5, 2, 0, 7, 3, 1], VOCAB[1]))
+    t.expect_match(C.decode([], VOCAB[1]))
+
+
+@check("decode", "a string from a NumPy array of int32 ids", 0.5, tol=EXACT)
+def _(t):
+    """Samples and batches come back as integer arrays."""
+    t.expect_match(C.decode(np.array([0, 6, 4, 1, 8, 0], dtype=np.int32), VOCAB[1]))
+
+
+@check("decode", "decode(encode(s)) == s, '.' at both ends", 0.5, tol=EXACT)
+def _(t):
+    """The two functions are inverses."""
+    text = ".ruth.noah."
+    t.expect_match(C.decode(reference.encode(text, VOCAB[0]), VOCAB[1]))
+
+
+# ---------------------------------------------------------------------------------- get_batch
+
+BLOCK = 6   # T of the get_batch checks
+
+
+def batch_case(t, n_names=30, block_size=BLOCK):
+    stream, starts = C.name_stream(t.rng, n_names)
+    return stream, C.window_starts(stream, starts, block_size)
+
+
+def batch(t, call):
+    """The student's (x, y) for `call`: two integer arrays of shape (B, T), or a failure."""
+    got = t.student(call)
+    expect_arrays(t, got, [call.args[2:4]] * 2, kinds="iu")
+    return got
+
+
+def window_positions(t, stream, rows) -> list:
+    """For each row, the positions p with stream[p : p + T] == row; a failure if there is none."""
+    windows = sliding_window_view(stream, rows.shape[1])
+    found = [np.flatnonzero((windows == row).all(axis=1)) for row in rows]
+    for b, positions in enumerate(found):
+        if positions.size == 0:
+            t.fail(f"x[{b}] is not a window of consecutive tokens of the stream: "
+                   "x[b] = stream[s : s + T] for a start s")
+    return found
+
+
+def at_starts(t, stream, starts, x) -> set:
+    """The starts the rows of x begin at; a failure if a row begins elsewhere."""
+    drawn = set()
+    for b, positions in enumerate(window_positions(t, stream, x)):
+        hits = np.intersect1d(positions, starts)
+        if hits.size == 0:
+            t.fail(f"x[{b}] is a window of the stream that does not begin at any of `starts`: "
+                   "draw each window's start from `starts`")
+        drawn.update(hits.tolist())
+    return drawn
+
+
+@check("get_batch", "returns (x, y): two integer arrays of shape (B, T)", 0.5, tol=None)
+def _(t):
+    """The model embeds x, so it must hold integer ids; B rows of T tokens each."""
+    stream, starts = batch_case(t)
+    batch(t, C.get_batch(stream, starts, 5, BLOCK, 3))
+
+
+@check("get_batch", "x is a window of the stream and y the same window one token later", 1.5, tol=None)
+def _(t):
+    """Position t of x must predict token t + 1: y[b] = stream[s + 1 : s + T + 1]. A target that
+    does not follow its input teaches the model nothing."""
+    stream, starts = batch_case(t)
+    x, y = batch(t, C.get_batch(stream, starts, 8, BLOCK, 11))
+    for b, positions in enumerate(window_positions(t, stream, x)):
+        if not any(np.array_equal(y[b], stream[p + 1:p + BLOCK + 1]) for p in positions):
+            t.fail(f"y[{b}] is not x[{b}]'s window moved one token along the stream: "
+                   "y[b] = stream[s + 1 : s + T + 1]")
+
+
+@check("get_batch", "every window begins at one of `starts`", 1.5, tol=None)
+def _(t):
+    """A training example starts at a name's '.', so every target sees its whole name so far."""
+    stream, starts = batch_case(t)
+    x, _ = batch(t, C.get_batch(stream, starts, 16, BLOCK, 5))
+    at_starts(t, stream, starts, x)
+
+
+@check("get_batch", "the same seed gives the same batch", 1, tol=None)
+def _(t):
+    """All randomness comes from `rng`: np.random or an unseeded generator makes runs impossible
+    to reproduce."""
+    stream, starts = batch_case(t)
+    call = C.get_batch(stream, starts, 8, BLOCK, 7)
+    (x1, y1), (x2, y2) = batch(t, call), batch(t, call)
+    at_starts(t, stream, starts, x1)
+    if not (np.array_equal(x1, x2) and np.array_equal(y1, y2)):
+        t.fail("two calls with generators made from the same seed gave different batches: draw with "
+               "the `rng` you are given, never with np.random or a generator of your own")
+
+
+@check("get_batch", "different seeds and different rows give different windows", 0.5, tol=None)
+def _(t):
+    """A generator with a fixed seed of its own, or one start for the whole batch, gives the same
+    windows over and over."""
+    stream, starts = batch_case(t)
+    first, _ = batch(t, C.get_batch(stream, starts, 8, BLOCK, 1))
+    second, _ = batch(t, C.get_batch(stream, starts, 8, BLOCK, 2))
+    at_starts(t, stream, starts, first)
+    if np.array_equal(first, second):
+        t.fail("two different seeds gave the same batch: use the `rng` you are given")
+    if len({tuple(row) for row in first}) == 1:
+        t.fail("all rows of a batch are the same window: draw one start per row (size=batch_size)")
+
+
+@check("get_batch", "every start can be drawn, the first and the last too", 0.5, tol=None)
+def _(t):
+    """Over 20 batches of 4 from 5 starts, each start turns up (a miss has probability below 1e-7
+    for correct code): rng.integers(0, len(starts) - 1) never draws the last one."""
+    stream, starts = batch_case(t, n_names=6)
+    starts = starts[:5]
+    drawn = set()
+    for seed in range(20):
+        x, _ = batch(t, C.get_batch(stream, starts, 4, BLOCK, seed))
+        drawn |= at_starts(t, stream, starts, x)
+    missing = sorted(set(starts.tolist()) - drawn)
+    if missing:
+        t.fail(f"over 20 batches the starts at positions {missing} (of {starts.tolist()}) were never "
+               "drawn: every start must be possible")
+
+
+@check("get_batch", "does not modify the stream or the starts", 0.5, tol=None)
+def _(t):
+    """The training loop draws from the same arrays 4,000 times (rng.shuffle(starts) reorders the
+    caller's array)."""
+    stream, starts = batch_case(t)
+    call = C.get_batch(stream, starts, 6, BLOCK, 4)
+    got, given = t.student_with_inputs(call)
+    if any(not np.array_equal(before, after) for before, after in zip((stream, starts), given)):
+        t.fail(f"{call.describe()} modified the stream or the starts in place")
+    expect_arrays(t, got, [(6, BLOCK)] * 2, kinds="iu")
+    at_starts(t, stream, starts, got[0])
+
+
+# ------------------------------------------------------------------------------ cross_entropy
+
+def ce_case(t, *batch_shape, vocab=27, scale=2.0):
+    return t.normal(*batch_shape, vocab, scale=scale), t.rng.integers(0, vocab, size=batch_shape)
+
+
+@check("cross_entropy", "returns one float", 0.5, tol=None)
+def _(t):
+    """The loss is a single number: the mean over positions, not one value per position."""
+    got = t.student(C.cross_entropy(*ce_case(t, 6)))
+    if np.ndim(got) != 0 or np.asarray(got).dtype.kind != "f":
+        t.fail(f"returned {kind_of(got)}; expected one float")
+
+
+@check("cross_entropy", "matches the reference on (N, V) logits", 2)
+def _(t):
+    """The mean over positions of log sum_j exp(u_j) - u_target."""
+    t.expect_match(C.cross_entropy(*ce_case(t, 7)))
+
+
+@check("cross_entropy", "uniform logits give ln V", 1)
+def _(t):
+    """A model that knows nothing pays ln |V| nats per token, whatever the constant logit."""
+    t.expect_match(C.cross_entropy(np.zeros((4, 27)), t.rng.integers(0, 27, size=4)))
+    t.expect_match(C.cross_entropy(np.full((3, 11), 7.5), t.rng.integers(0, 11, size=3)))
+
+
+@check("cross_entropy", "stable for logits near +1000 and -1000", 1)
+def _(t):
+    """np.exp(1000) overflows and np.exp(-1000) underflows: subtract each row's maximum."""
+    logits, targets = ce_case(t, 4, vocab=9)
+    t.expect_match(C.cross_entropy(logits + np.array([[1000.0], [-1000.0], [1000.0], [-1000.0]]), targets))
+
+
+@check("cross_entropy", "a confident wrong prediction: the target's probability underflows", 1)
+def _(t):
+    """When the target's logit is 800 below the largest, its probability is 0 in float64 and
+    log(softmax) gives inf; log-sum-exp gives the true loss, about 800."""
+    logits, targets = ce_case(t, 3, vocab=8)
+    logits[0, targets[0]] -= 800.0
+    t.expect_match(C.cross_entropy(logits, targets))
+
+
+@check("cross_entropy", "a (B, T, V) batch: the mean over all B·T positions", 1.5)
+def _(t):
+    """Training calls it on (B, T, V) logits and (B, T) targets."""
+    t.expect_match(C.cross_entropy(*ce_case(t, 3, 5, vocab=7)))
+
+
+@check("cross_entropy", "accepts float32 logits", 0.5, tol=FLOAT32)
+def _(t):
+    """The model trains in float32."""
+    expect_float32_close(t, C.cross_entropy, *ce_case(t, 2, 4, vocab=27))
+
+
+@check("cross_entropy", "does not modify the logits or the targets", 0.5, tol=None)
+def _(t):
+    """`logits -= logits.max(...)` changes the caller's logits, which backward uses next."""
+    logits, targets = ce_case(t, 5, vocab=6)
+    t.expect_inputs_unchanged(C.cross_entropy(logits + 3.0, targets))
+
+
+# --------------------------------------------------------------------- cross_entropy_backward
+
+@check("cross_entropy_backward", "returns a float array of the logits' shape", 0.5, tol=None)
+def _(t):
+    """dlogits has one entry per logit."""
+    expect_array(t, t.student(C.cross_entropy_backward(*ce_case(t, 2, 3, vocab=5))), (2, 3, 5))
+
+
+@check("cross_entropy_backward", "matches the reference on (N, V) logits", 2)
+def _(t):
+    """(softmax(u) - onehot(target)) / N, which agrees with finite differences of the loss."""
+    t.expect_match(C.cross_entropy_backward(*ce_case(t, 5, vocab=7)))
+
+
+@check("cross_entropy_backward", "a (B, T, V) batch: divided by B·T", 1.5)
+def _(t):
+    """The loss averages over all B·T positions, so every entry carries 1/(B·T)."""
+    t.expect_match(C.cross_entropy_backward(*ce_case(t, 3, 4, vocab=6)))
+
+
+@check("cross_entropy_backward", "a single position", 0.5)
+def _(t):
+    """N = 1: the gradient is softmax minus the one-hot target."""
+    t.expect_match(C.cross_entropy_backward(*ce_case(t, 1, vocab=9)))
+
+
+@check("cross_entropy_backward", "stable for logits near +1000 and -1000", 1.5)
+def _(t):
+    """The softmax inside must subtract each row's maximum."""
+    logits, targets = ce_case(t, 4, vocab=6)
+    shift = np.array([[1000.0], [-1000.0], [0.0], [1000.0]])
+    t.expect_match(C.cross_entropy_backward(logits + shift, targets))
+
+
+@check("cross_entropy_backward", "accepts float32 logits", 1, tol=FLOAT32)
+def _(t):
+    """The model trains in float32."""
+    expect_float32_close(t, C.cross_entropy_backward, *ce_case(t, 2, 3, vocab=8))
+
+
+@check("cross_entropy_backward", "does not modify the logits or the targets", 1, tol=None)
+def _(t):
+    """An in-place softmax of the logits corrupts the forward pass's output."""
+    t.expect_inputs_unchanged(C.cross_entropy_backward(*ce_case(t, 4, vocab=6)))
+
+
+# ---------------------------------------------------------------------------- linear_backward
+
+def linear_case(t, lead, c_in, c_out):
+    return t.normal(*lead, c_out), t.normal(*lead, c_in), t.normal(c_in, c_out)
+
+
+@check("linear_backward", "returns (dx, dW, db) with the shapes of x, W and b", 0.5, tol=None)
+def _(t):
+    """Every gradient has the shape of what it is the gradient of."""
+    got = t.student(C.linear_backward(*linear_case(t, (2, 3), 4, 5)))
+    expect_arrays(t, got, [(2, 3, 4), (4, 5), (5,)])
+
+
+@check("linear_backward", "(N, C_in) input with C_in != C_out", 2.5)
+def _(t):
+    """dx = dy Wᵀ, dW = xᵀ dy, db = the sum of dy over positions."""
+    t.expect_match(C.linear_backward(*linear_case(t, (5,), 3, 4)))
+
+
+@check("linear_backward", "(B, T, C_in) input: dW and db sum over every position", 2.5)
+def _(t):
+    """Activations are (B, T, C): N = B·T rows."""
+    t.expect_match(C.linear_backward(*linear_case(t, (2, 3), 4, 5)))
+
+
+@check("linear_backward", "a square W, where shapes cannot reveal a missing transpose", 1.5)
+def _(t):
+    """W_Q, W_K, W_V and W_O are square: dy W and dyᵀ x have the right shapes and the wrong values."""
+    t.expect_match(C.linear_backward(*linear_case(t, (6,), 4, 4)))
+
+
+@check("linear_backward", "accepts float32 inputs", 0.5, tol=FLOAT32)
+def _(t):
+    """The model trains in float32."""
+    expect_float32_close(t, C.linear_backward, *linear_case(t, (2, 3), 4, 6))
+
+
+@check("linear_backward", "does not modify dy, x or W", 0.5, tol=None)
+def _(t):
+    """x and W are the forward pass's; the caller uses them again."""
+    t.expect_inputs_unchanged(C.linear_backward(*linear_case(t, (4,), 3, 5)))
+
+
+# ------------------------------------------------------------------------------ relu_backward
+
+@check("relu_backward", "matches the reference on inputs of both signs", 1)
+def _(t):
+    """dy where x > 0, and 0 elsewhere."""
+    t.expect_match(C.relu_backward(t.normal(4, 5), t.normal(4, 5)))
+
+
+@check("relu_backward", "inputs exactly 0 block the gradient", 0.75)
+def _(t):
+    """ReLU is flat for x <= 0; the lab takes its derivative at 0 to be 0 (x > 0, not x >= 0)."""
+    x = t.normal(3, 6)
+    x[:, ::2] = 0.0
+    t.expect_match(C.relu_backward(t.normal(3, 6), x))
+
+
+@check("relu_backward", "a (B, T, C) input", 0.5)
+def _(t):
+    """The FFN's activations are (B, T, d_ff)."""
+    t.expect_match(C.relu_backward(t.normal(2, 3, 4), t.normal(2, 3, 4)))
+
+
+@check("relu_backward", "accepts float32 inputs", 0.25, tol=FLOAT32)
+def _(t):
+    """The model trains in float32."""
+    expect_float32_close(t, C.relu_backward, t.normal(3, 4), t.normal(3, 4))
+
+
+@check("relu_backward", "does not modify dy or x", 0.5, tol=None)
+def _(t):
+    """`dy[x <= 0] = 0` changes the caller's gradient, which the residual path also uses."""
+    t.expect_inputs_unchanged(C.relu_backward(t.normal(4, 4), t.normal(4, 4)))
+
+
+# ------------------------------------------------------------------------------ gelu_backward
+
+@check("gelu_backward", "returns a float array of x's shape", 0.5, tol=None)
+def _(t):
+    """The gradient has the shape of the activation."""
+    expect_array(t, t.student(C.gelu_backward(t.normal(3, 4), t.normal(3, 4))), (3, 4))
+
+
+@check("gelu_backward", "matches the reference on inputs of order one", 2)
+def _(t):
+    """½(1 + tanh u) + ½ x (1 - tanh² u) u′ times dy: where the tanh′ term is largest."""
+    t.expect_match(C.gelu_backward(t.normal(4, 6), t.normal(4, 6, scale=1.5)))
+
+
+@check("gelu_backward", "large positive and negative inputs", 1)
+def _(t):
+    """The derivative tends to 1 for large x and to 0 for very negative x; a tanh written with
+    np.exp overflows there."""
+    x = np.concatenate([np.linspace(-40, -4, 6), np.linspace(4, 40, 6)]) + t.normal(12, scale=0.1)
+    t.expect_match(C.gelu_backward(t.normal(12), x))
+
+
+@check("gelu_backward", "a (B, T, C) input", 0.5)
+def _(t):
+    """The FFN's activations are (B, T, d_ff)."""
+    t.expect_match(C.gelu_backward(t.normal(2, 3, 4), t.normal(2, 3, 4, scale=2.0)))
+
+
+@check("gelu_backward", "accepts float32 inputs", 0.5, tol=FLOAT32)
+def _(t):
+    """The model trains in float32."""
+    expect_float32_close(t, C.gelu_backward, t.normal(3, 5), t.normal(3, 5, scale=2.0))
+
+
+@check("gelu_backward", "does not modify dy or x", 0.5, tol=None)
+def _(t):
+    """The caller keeps the pre-activation for other gradients."""
+    t.expect_inputs_unchanged(C.gelu_backward(t.normal(3, 4), t.normal(3, 4)))
+
+
+# ------------------------------------------------------------------------ layer_norm_backward
+
+def ln_case(t, *lead, c=6):
+    """Rows with very different means and scales, and gamma far from 1."""
+    x = t.normal(*lead, c) * np.exp(t.normal(*lead, 1)) + 3 * t.normal(*lead, 1)
+    return t.normal(*lead, c), x, 1.0 + 0.8 * t.normal(c)
+
+
+@check("layer_norm_backward", "returns (dx, dgamma, dbeta) with the shapes of x, gamma and gamma",
+       0.5, tol=None)
+def _(t):
+    """dgamma and dbeta sum over every position, down to one value per feature."""
+    got = t.student(C.layer_norm_backward(*ln_case(t, 2, 3, c=5)))
+    expect_arrays(t, got, [(2, 3, 5), (5,), (5,)])
+
+
+@check("layer_norm_backward", "dx: rows with different means and scales, gamma != 1", 3)
+def _(t):
+    """dx = (g - mean(g) - x̂ mean(g x̂)) / σ with g = dy γ: the two mean terms are the gradient
+    through μ and σ, which every entry of the row shares."""
+    expect_items(t, C.layer_norm_backward(*ln_case(t, 4)), [0])
+
+
+@check("layer_norm_backward", "dgamma and dbeta", 2)
+def _(t):
+    """dγ = Σ dy x̂ and dβ = Σ dy over positions."""
+    expect_items(t, C.layer_norm_backward(*ln_case(t, 5)), [1, 2])
+
+
+@check("layer_norm_backward", "a (B, T, C) input: all three gradients", 2.5)
+def _(t):
+    """dγ and dβ sum over both B and T."""
+    t.expect_match(C.layer_norm_backward(*ln_case(t, 2, 3)))
+
+
+@check("layer_norm_backward", "eps = 0.1 is used inside the square root", 1.5)
+def _(t):
+    """σ = sqrt(var + eps) with the eps given; with rows of small variance, eps matters."""
+    dy, x, gamma = ln_case(t, 4)
+    t.expect_match(C.layer_norm_backward(dy, 0.3 * x, gamma, eps=0.1))
+
+
+@check("layer_norm_backward", "rows whose variance is close to the default eps", 0.5)
+def _(t):
+    """Where eps goes matters when var is about 1e-5."""
+    dy, _, gamma = ln_case(t, 3)
+    t.expect_match(C.layer_norm_backward(dy, 1.0 + 3e-3 * t.normal(3, 6), gamma))
+
+
+@check("layer_norm_backward", "accepts float32 inputs", 1, tol=FLOAT32)
+def _(t):
+    """The model trains in float32."""
+    expect_float32_close(t, C.layer_norm_backward, *ln_case(t, 2, 3))
+
+
+@check("layer_norm_backward", "does not modify dy, x or gamma", 1, tol=None)
+def _(t):
+    """Centring x in place would change the residual stream the caller keeps."""
+    t.expect_inputs_unchanged(C.layer_norm_backward(*ln_case(t, 3)))
+
+
+# ------------------------------------------------------------------------- attention_backward
+
+def attention_case(t, B, T, C_, heads, scale=1.0):
+    return t.normal(B, T, C_), t.normal(B, T, C_), C.attention_weights(t.rng, C_, scale), heads
+
+
+def several_heads(t):
+    """B = 2, T = 5, C = 12, 3 heads of d_k = 4: every size distinct."""
+    return C.attention_backward(*attention_case(t, 2, 5, 12, 3, scale=1.5))
+
+
+@check("attention_backward", "returns dx (B, T, C) and four (C, C) weight gradients", 0.5, tol=None)
+def _(t):
+    """The gradient of every input: x and the four projections."""
+    got = t.student(C.attention_backward(*attention_case(t, 2, 3, 6, 2)))
+    expect_arrays(t, got, [(2, 3, 6)] + [(6, 6)] * 4)
+
+
+@check("attention_backward", "one head, one sequence", 2)
+def _(t):
+    """B = 1, T = 5, C = 4: all five gradients of causal attention."""
+    t.expect_match(C.attention_backward(*attention_case(t, 1, 5, 4, 1, scale=1.5)))
+
+
+@check("attention_backward", "dW_O: the output projection", 1.5)
+def _(t):
+    """dW_O = concat(heads)ᵀ dO, with the heads concatenated in their column blocks."""
+    expect_items(t, several_heads(t), [4])
+
+
+@check("attention_backward", "dW_V: back through the weighted sum A V", 1.5)
+def _(t):
+    """dV = Aᵀ d(head) per head, then dW_V = Xᵀ dV."""
+    expect_items(t, several_heads(t), [3])
+
+
+@check("attention_backward", "dW_Q and dW_K: back through the softmax and the 1/√d_k scale", 2.5)
+def _(t):
+    """dS = A ⊙ (dA - rowsum(A ⊙ dA)), dQ = dS K/√d_k, dK = dSᵀ Q/√d_k, with d_k the width of
+    one head."""
+    expect_items(t, several_heads(t), [1, 2])
+
+
+@check("attention_backward", "dx: the sum of the paths through Q, K and V", 2)
+def _(t):
+    """X feeds all three projections: dx = dQ W_Qᵀ + dK W_Kᵀ + dV W_Vᵀ."""
+    expect_items(t, several_heads(t), [0])
+
+
+@check("attention_backward", "a single position (T = 1)", 1)
+def _(t):
+    """One token attends only to itself: no gradient flows through its softmax."""
+    t.expect_match(C.attention_backward(*attention_case(t, 2, 1, 6, 2)))
+
+
+@check("attention_backward", "another configuration: B = 3, T = 4, C = 8, 4 heads", 2)
+def _(t):
+    """Nothing may depend on a particular size; d_k = 2."""
+    t.expect_match(C.attention_backward(*attention_case(t, 3, 4, 8, 4, scale=1.5)))
+
+
+@check("attention_backward", "accepts float32 inputs", 0.5, tol=FLOAT32)
+def _(t):
+    """The model trains in float32."""
+    expect_float32_close(t, C.attention_backward, *attention_case(t, 2, 4, 6, 2))
+
+
+@check("attention_backward", "does not modify dout, x or the weights", 0.5, tol=None)
+def _(t):
+    """The weights are parameters; the optimiser updates them after the backward pass."""
+    t.expect_inputs_unchanged(C.attention_backward(*attention_case(t, 1, 4, 6, 2)))
+
+
+# ------------------------------------------------------------------------- embedding_backward
+
+def embedding_case(t, B, T, C_, V, lookup=True, head=True):
+    """Token ids that repeat within and across sequences; either gradient may be zero."""
+    ids = t.rng.integers(0, V // 2, size=(B, T))
+    d_x = t.normal(B, T, C_) if lookup else np.zeros((B, T, C_))
+    d_logits = t.normal(B, T, V) if head else np.zeros((B, T, V))
+    return d_x, d_logits, ids, t.normal(B, T, C_)
+
+
+@check("embedding_backward", "returns a float array of shape (V, C)", 0.5, tol=None)
+def _(t):
+    """dE has the shape of E."""
+    expect_array(t, t.student(C.embedding_backward(*embedding_case(t, 2, 3, 4, 7))), (7, 4))
+
+
+@check("embedding_backward", "the head's term alone: d(u)ᵀ h over all positions", 1)
+def _(t):
+    """u = h Eᵀ, so E receives Σ_t d(u_t)ᵀ h_t; here the lookup's gradient is zero."""
+    t.expect_match(C.embedding_backward(*embedding_case(t, 2, 4, 3, 6, lookup=False)))
+
+
+@check("embedding_backward", "the lookup's term alone, with repeated tokens", 1.5)
+def _(t):
+    """Row ids[b, t] of dE collects d_x[b, t]: a token that occurs k times collects k rows."""
+    t.expect_match(C.embedding_backward(*embedding_case(t, 2, 5, 3, 6, head=False)))
+
+
+@check("embedding_backward", "both terms, tokens repeated within and across sequences", 2)
+def _(t):
+    """E is the input and the output layer at once: its gradient is the sum of both."""
+    t.expect_match(C.embedding_backward(*embedding_case(t, 3, 4, 5, 8)))
+
+
+@check("embedding_backward", "accepts float32 inputs", 0.5, tol=FLOAT32)
+def _(t):
+    """The model trains in float32."""
+    expect_float32_close(t, C.embedding_backward, *embedding_case(t, 2, 3, 4, 6))
+
+
+@check("embedding_backward", "does not modify its inputs", 0.5, tol=None)
+def _(t):
+    """The caller's gradients and hidden states are reused."""
+    t.expect_inputs_unchanged(C.embedding_backward(*embedding_case(t, 2, 3, 4, 6)))
+
+
+# ------------------------------------------------------------------------------ adamw_update
+
+def moments(t, *shape):
+    """m and v as after some steps: v > 0 and of the size of g²."""
+    return 0.3 * t.normal(*shape), 0.5 * t.normal(*shape) ** 2 + 0.01
+
+
+@check("adamw_update", "returns (p, m, v), float arrays of p's shape", 0.5, tol=None)
+def _(t):
+    """The training loop unpacks three arrays."""
+    got = t.student(C.adamw_update(t.normal(3, 2), t.normal(3, 2), *moments(t, 3, 2), 4, 0.01))
+    expect_arrays(t, got, [(3, 2)] * 3)
+
+
+@check("adamw_update", "the first step from zero moments: bias correction", 1.5)
+def _(t):
+    """At t = 1, m̂ = g and v̂ = g², so every entry moves by about lr: without the correction
+    the step is ten times too small and wrong."""
     p, g = t.normal(4, 3), t.normal(4, 3)
-    t.expect_match(Call("adamw_update", (p, g, np.zeros((4, 3)), np.zeros((4, 3)), 1, 0.01),
-                        {"weight_decay": 0.1}))
+    t.expect_match(C.adamw_update(p, g, np.zeros((4, 3)), np.zeros((4, 3)), 1, 0.01))
 
 
-@check("next_token_probs", "matches the reference", 8)
+@check("adamw_update", "steps 1, 2 and 10 along a trajectory", 2.5)
 def _(t):
-    """Temperature, then top-k, then top-p."""
-    t.expect_match(Call("next_token_probs", (t.normal(10, scale=2.0),), {"temperature": 0.7, "top_p": 0.9}))
+    """From the reference's state at each step: 1 - beta^t must use the step number t."""
+    p = t.normal(5)
+    states = C.adam_trajectory(reference.adamw_update, p, [t.normal(5) for _ in range(10)],
+                               (1, 2, 10), lr=0.05)
+    for step, (p_t, g, m, v) in states.items():
+        t.expect_match(C.adamw_update(p_t, g, m, v, step, 0.05))
 
 
-@check("sample_token", "greedy takes the argmax", 3, tol=None)
+@check("adamw_update", "weight decay is decoupled: θ - ηλθ, not added to the gradient", 1.5)
 def _(t):
-    """greedy=True returns the most likely token."""
-    logits = t.normal(10)
-    got = t.student(Call("sample_token", (logits, Rng(0)), {"greedy": True}))
-    if got != int(np.argmax(logits)):
-        t.fail(f"returned {got!r}; the argmax is {int(np.argmax(logits))}")
+    """AdamW shrinks the weights directly (by lr · weight_decay · θ); L2 added to the gradient
+    would be rescaled by Adam."""
+    p, g = t.normal(4, 3), t.normal(4, 3)
+    t.expect_match(C.adamw_update(p, g, *moments(t, 4, 3), 3, 0.05, weight_decay=0.2))
 
 
-@check("attention_entropy", "matches the reference", 3)
+@check("adamw_update", "other betas and eps", 1)
 def _(t):
-    """Mean entropy in bits per head."""
-    weights = reference.softmax(t.normal(2, 3, 5, 5) + reference.causal_mask(5))
-    t.expect_match(Call("attention_entropy", (weights,)))
+    """betas = (0.8, 0.9), eps = 1e-3 added to sqrt(v̂), not inside it."""
+    p, g = t.normal(6), 0.05 * t.normal(6)
+    m, v = moments(t, 6)
+    t.expect_match(C.adamw_update(p, g, 0.05 * m, 0.01 * v, 5, 0.02, betas=(0.8, 0.9), eps=1e-3))
+
+
+@check("adamw_update", "accepts float32 parameters", 0.5, tol=FLOAT32)
+def _(t):
+    """The model's parameters and moments are float32."""
+    expect_float32_close(t, C.adamw_update, t.normal(3, 4), t.normal(3, 4), *moments(t, 3, 4), 7, 0.01)
+
+
+@check("adamw_update", "returns new arrays: p, m and v are not modified", 0.5, tol=None)
+def _(t):
+    """The function returns the new state; in-place updates also change the caller's arrays."""
+    p, g = t.normal(3, 3), t.normal(3, 3)
+    t.expect_inputs_unchanged(C.adamw_update(p, g, *moments(t, 3, 3), 2, 0.01, weight_decay=0.1))
+
+
+# --------------------------------------------------------------------------- next_token_probs
+
+NUCLEUS = np.array([0.12, 0.06, 0.32, 0.08, 0.24, 0.18])   # sorted totals 0.32, 0.56, 0.74, 0.86, 0.94, 1
+
+
+def nucleus_logits(t):
+    """Logits of NUCLEUS (in vocabulary order, not sorted), shifted by a random constant."""
+    return np.log(NUCLEUS) + t.normal(1)
+
+
+@check("next_token_probs", "returns a distribution over the vocabulary", 0.5, tol=None)
+def _(t):
+    """(V,) non-negative numbers that sum to 1."""
+    got = t.student(C.next_token_probs(t.normal(7), top_k=3))
+    expect_array(t, got, (7,))
+    if (got < 0).any() or not np.isclose(got.sum(), 1.0, rtol=0, atol=1e-9):
+        t.fail(f"the entries sum to {got.sum():.6g} (smallest {got.min():.3g}); expected a distribution")
+
+
+@check("next_token_probs", "the defaults: softmax of the logits", 1)
+def _(t):
+    """Temperature 1, no top-k, no top-p: every token keeps its probability."""
+    t.expect_match(C.next_token_probs(t.normal(9, scale=2.0)))
+
+
+@check("next_token_probs", "temperature divides the logits (0.5 and 2), large logits too", 1)
+def _(t):
+    """softmax(u / τ): τ < 1 sharpens, τ > 1 flattens; logits near 500 at τ = 0.5 need the stable
+    softmax."""
+    logits = t.normal(8, scale=2.0)
+    t.expect_match(C.next_token_probs(logits, temperature=0.5))
+    t.expect_match(C.next_token_probs(logits, temperature=2.0))
+    t.expect_match(C.next_token_probs(logits + 500.0, temperature=0.5))
+
+
+@check("next_token_probs", "top-k keeps the k most likely, renormalised", 1)
+def _(t):
+    """Zero outside the k largest probabilities; the kept ones sum to 1."""
+    logits = t.normal(8, scale=2.0)
+    t.expect_match(C.next_token_probs(logits, top_k=3))
+    t.expect_match(C.next_token_probs(logits, top_k=8))
+
+
+@check("next_token_probs", "top-k with tied logits", 0.5)
+def _(t):
+    """Tied tokens that fit within k are all kept, with equal probability."""
+    logits = np.array([0.5, 2.0, -1.0, 2.0, 1.0, 0.5]) + t.normal(1)
+    t.expect_match(C.next_token_probs(logits, top_k=2))
+    t.expect_match(C.next_token_probs(logits, top_k=5))
+
+
+@check("next_token_probs", "top-p keeps the smallest set whose total reaches p", 1.5)
+def _(t):
+    """Sorted totals 0.32, 0.56, 0.74, 0.86, 0.94: p = 0.5 keeps 2 tokens, 0.8 keeps 4 and 0.9
+    keeps 5. The token that takes the total past p is kept (no p here is near a total, so no
+    rounding decides)."""
+    logits = nucleus_logits(t)
+    for top_p in (0.5, 0.8, 0.9):
+        t.expect_match(C.next_token_probs(logits, top_p=top_p))
+
+
+@check("next_token_probs", "at least one token is kept (top_p = 0 and top_p below the largest)", 0.5)
+def _(t):
+    """The most likely token always stays, however small p is."""
+    logits = nucleus_logits(t)
+    t.expect_match(C.next_token_probs(logits, top_p=0.2))
+    t.expect_match(C.next_token_probs(logits, top_p=0.0))
+
+
+@check("next_token_probs", "temperature, then top-k, then top-p, together", 1)
+def _(t):
+    """All three at once. These cases keep the same tokens whether top-p looks at the
+    distribution before or after top-k renormalises it."""
+    logits = nucleus_logits(t)
+    t.expect_match(C.next_token_probs(logits, temperature=0.8, top_k=4, top_p=0.5))
+    t.expect_match(C.next_token_probs(logits, temperature=1.5, top_k=2, top_p=0.9))
+
+
+@check("next_token_probs", "accepts float32 logits", 0.5, tol=FLOAT32)
+def _(t):
+    """The trained model's logits are float32."""
+    logits = nucleus_logits(t)
+    t.expect_match(C.next_token_probs(logits.astype(np.float32), temperature=0.7, top_p=0.8),
+                   against=C.next_token_probs(logits.astype(np.float32).astype(np.float64),
+                                              temperature=0.7, top_p=0.8))
+
+
+@check("next_token_probs", "does not modify the logits", 0.5, tol=None)
+def _(t):
+    """`logits /= temperature` changes the caller's logits."""
+    t.expect_inputs_unchanged(C.next_token_probs(t.normal(6, scale=2.0), temperature=0.7, top_k=4))
+
+
+# ------------------------------------------------------------------------------- sample_token
+
+def token(t, got, vocab):
+    """`got` as a token id: one integer in [0, vocab), or a failure."""
+    integer = isinstance(got, (int, np.integer)) or isinstance(got, np.ndarray) and got.ndim == 0
+    if isinstance(got, bool) or not integer or np.asarray(got).dtype.kind not in "iu":
+        t.fail(f"returned {kind_of(got)}; expected one int, the token id")
+    if not 0 <= got < vocab:
+        t.fail(f"returned {got}; expected a token id in [0, {vocab})")
+    return int(got)
+
+
+def draws(t, logits, seeds, **how) -> list:
+    return [token(t, t.student(C.sample_token(logits, seed, **how)), len(logits)) for seed in seeds]
+
+
+@check("sample_token", "greedy returns the argmax, as an int, whatever the other settings", 0.75, tol=None)
+def _(t):
+    """Greedy decoding is deterministic: the most likely token, without drawing."""
+    for _ in range(3):
+        logits = t.normal(9, scale=2.0)
+        logits[[0, -1]] -= 10.0     # never the first or the last id
+        best = int(np.argmax(logits))
+        for how in ({"greedy": True}, {"greedy": True, "temperature": 3.0, "top_k": 5}):
+            got = token(t, t.student(C.sample_token(logits, 0, **how)), len(logits))
+            if got != best:
+                t.fail(f"greedy sampling returned {got}; the argmax is {best}")
+
+
+@check("sample_token", "only kept tokens are drawn under top-k and top-p", 0.75, tol=None)
+def _(t):
+    """A token outside the top-k or the nucleus must never be drawn."""
+    logits = nucleus_logits(t)
+    for how in ({"top_k": 2}, {"top_p": 0.5}, {"temperature": 2.0, "top_p": 0.8}):
+        allowed = np.flatnonzero(reference.next_token_probs(logits, **how))
+        drawn = draws(t, logits, range(40), **how)
+        outside = sorted(set(drawn) - set(allowed.tolist()))
+        if outside:
+            t.fail(f"with {how} token {outside[0]} was drawn; only {allowed.tolist()} are kept")
+
+
+@check("sample_token", "over 300 seeds the draws follow next_token_probs", 1, tol=None)
+def _(t):
+    """The temperature reaches the distribution and every kept token gets its share. The bound
+    is five standard deviations per token (plus one draw): correct code fails it with
+    probability below 1e-5."""
+    logits, how, n = nucleus_logits(t), {"temperature": 0.6, "top_k": 5}, 300
+    probs = reference.next_token_probs(logits, **how)
+    counts = np.bincount(draws(t, logits, range(n), **how), minlength=len(logits))
+    bound = 5 * np.sqrt(n * probs * (1 - probs)) + 1
+    worst = int(np.argmax(np.abs(counts - n * probs) - bound))
+    if abs(counts[worst] - n * probs[worst]) > bound[worst]:
+        t.fail(f"token {worst} was drawn {counts[worst]} times in {n}; next_token_probs gives it "
+               f"{probs[worst]:.3f}, about {n * probs[worst]:.0f} draws")
+
+
+@check("sample_token", "a seed reproduces its draw, and seeds differ", 0.5, tol=None)
+def _(t):
+    """Reproducible sampling is how you debug a generator: use the rng you are given."""
+    logits = 0.1 * t.normal(5)
+    first, second = draws(t, logits, range(20)), draws(t, logits, range(20))
+    if first != second:
+        t.fail("generators made from the same seed gave different tokens: draw with `rng`, "
+               "never with np.random")
+    if len(set(first)) == 1:
+        t.fail(f"20 seeds all gave token {first[0]} from an almost flat distribution: "
+               "the draw must come from `rng`")
+
+
+# -------------------------------------------------------------------------- attention_entropy
+
+def softmax_weights(t, B, H, T, scale=2.0):
+    return C.causal_softmax(t.normal(B, H, T, T, scale=scale))
+
+
+@check("attention_entropy", "returns one value per head, shape (H,)", 0.25, tol=None)
+def _(t):
+    """Averaged over the sequences and the query positions."""
+    expect_array(t, t.student(C.attention_entropy(softmax_weights(t, 2, 3, 4))), (3,))
+
+
+@check("attention_entropy", "a one-hot head gives 0 bits, a uniform causal head the mean of log2(i+1)",
+       1)
+def _(t):
+    """Row i spread evenly over its i + 1 positions has log2(i + 1) bits; one position has 0,
+    and 0 log 0 counts as 0."""
+    B, T = 2, 6
+    one_hot = np.zeros((B, T, T))
+    for b in range(B):
+        one_hot[b, np.arange(T), [t.rng.integers(0, i + 1) for i in range(T)]] = 1.0
+    uniform = np.broadcast_to(np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None], (B, T, T))
+    t.expect_match(C.attention_entropy(np.stack([one_hot, uniform], axis=1)))
+
+
+@check("attention_entropy", "softmax weights with exact zeros above the diagonal", 1)
+def _(t):
+    """-Σ_j a_ij log2 a_ij per row, averaged over B and the T queries, never nan."""
+    t.expect_match(C.attention_entropy(softmax_weights(t, 2, 3, 5)))
+
+
+@check("attention_entropy", "exact zeros below the diagonal too", 0.5)
+def _(t):
+    """A head may ignore some past positions entirely."""
+    weights = softmax_weights(t, 3, 2, 4)
+    weights[..., 2:, 0] = 0.0
+    t.expect_match(C.attention_entropy(weights / weights.sum(axis=-1, keepdims=True)))
+
+
+@check("attention_entropy", "does not modify the weights", 0.25, tol=None)
+def _(t):
+    """`weights[weights == 0] = 1` changes the caller's attention maps."""
+    t.expect_inputs_unchanged(C.attention_entropy(softmax_weights(t, 1, 2, 4)))
 
 
 suite.validate()

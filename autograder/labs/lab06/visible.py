@@ -1,41 +1,99 @@
-"""Lab 06 visible checks: small fixed inputs whose expected outputs ship to students."""
+"""Lab 06 visible checks: small fixed inputs whose expected outputs ship to students.
+
+These inputs are public (they are written into the student helper), so the hidden checks
+never reuse them: hidden inputs are drawn per check from their own seeds. The cases of the
+parts that draw random numbers have one answer for every correct use of the generator.
+"""
 import numpy as np
 
-from ...worker.invoke import Call, Rng
+from . import calls as C
 
 _rng = np.random.default_rng(20250906)
 
 
 def _r(*shape, scale=1.0):
+    """Random values rounded to two decimals, easy to read in the helper file."""
     return np.round(scale * _rng.standard_normal(shape), 2)
 
 
 _NAMES = ["ann", "bob", "eve"]
 _STOI = {".": 0, "a": 1, "b": 2, "e": 3, "n": 4, "o": 5, "v": 6}
 _ITOS = list(".abenov")
+_STREAM = np.array([0, 1, 4, 4, 0, 2, 5, 2, 0, 3, 6, 3, 0])     # '.ann.bob.eve.'
+_LOGITS = np.array([0.5, 2.0, -1.0])
 
 CASES = {
-    "build_vocab": [("three names", Call("build_vocab", (_NAMES,)))],
-    "encode": [("'.ann.'", Call("encode", (".ann.", _STOI)))],
-    "decode": [("[0, 3, 6, 3, 0]", Call("decode", ([0, 3, 6, 3, 0], _ITOS)))],
-    "get_batch": [("one allowed start, so every row is the same window", Call("get_batch", (
-        np.array([0, 1, 4, 4, 0, 2, 5, 2, 0, 3, 6, 3, 0]), np.array([4]), 3, 5, Rng(0))))],
-    "cross_entropy": [("B = 2, V = 4", Call("cross_entropy", (_r(2, 4), np.array([1, 3]))))],
-    "cross_entropy_backward": [("B = 2, V = 4", Call("cross_entropy_backward", (_r(2, 4), np.array([1, 3]))))],
-    "linear_backward": [("N = 3, 2 -> 4", Call("linear_backward", (_r(3, 4), _r(3, 2), _r(2, 4))))],
-    "relu_backward": [("mixed signs", Call("relu_backward", (_r(2, 3), np.array([[-1.0, 0.5, 2.0], [0.3, -0.2, -3.0]]))))],
-    "gelu_backward": [("six inputs", Call("gelu_backward", (_r(6), np.linspace(-3, 3, 6))))],
-    "layer_norm_backward": [("two rows of 4", Call("layer_norm_backward", (_r(2, 4), _r(2, 4, scale=2.0), _r(4) + 1)))],
-    "attention_backward": [("B = 1, T = 3, C = 4, 2 heads", Call("attention_backward", (
-        _r(1, 3, 4), _r(1, 3, 4), *(_r(4, 4, scale=0.5) for _ in range(4)), 2)))],
-    "embedding_backward": [("a repeated token", Call("embedding_backward", (
-        _r(1, 3, 2), _r(1, 3, 4), np.array([[1, 2, 1]]), _r(1, 3, 2))))],
-    "adamw_update": [("the first step", Call("adamw_update", (_r(3), _r(3), np.zeros(3), np.zeros(3), 1, 0.1),
-                                              {"weight_decay": 0.1}))],
-    "next_token_probs": [("top-k 2", Call("next_token_probs", (np.array([2.0, 1.0, 0.5, -1.0]),), {"top_k": 2}))],
-    "sample_token": [("greedy", Call("sample_token", (np.array([0.5, 2.0, -1.0]), Rng(0)), {"greedy": True})),
-                     ("top-k 1 leaves one choice", Call("sample_token", (np.array([0.5, 2.0, -1.0]), Rng(0)),
-                                                         {"top_k": 1}))],
-    "attention_entropy": [("uniform causal rows", Call("attention_entropy", (
-        np.tril(np.ones((1, 1, 3, 3))) / np.arange(1, 4)[:, None],)))],
+    "build_vocab": [
+        ("three names", C.build_vocab(_NAMES)),
+        ("a hyphen sorts before '.', which still comes first", C.build_vocab(["jo-ann", "al"])),
+    ],
+    "encode": [
+        ("'.ann.'", C.encode(".ann.", _STOI)),
+        ("'eve.bob'", C.encode("eve.bob", _STOI)),
+    ],
+    "decode": [
+        ("[0, 3, 6, 3, 0]", C.decode([0, 3, 6, 3, 0], _ITOS)),
+        ("an int array", C.decode(np.array([2, 5, 2, 0]), _ITOS)),
+    ],
+    "get_batch": [
+        ("one allowed start, so every row is the same window", C.get_batch(_STREAM, np.array([4]), 3, 5, 0)),
+        ("the last window that fits", C.get_batch(_STREAM, np.array([8]), 2, 4, 1)),
+    ],
+    "cross_entropy": [
+        ("B = 2, V = 4", C.cross_entropy(_r(2, 4), np.array([1, 3]))),
+        ("uniform logits give ln 3", C.cross_entropy(np.zeros((2, 3)), np.array([0, 2]))),
+        ("logits near 1000 (stability)", C.cross_entropy(np.array([[1000.0, 1001.0, 999.0]]), np.array([2]))),
+    ],
+    "cross_entropy_backward": [
+        ("B = 2, V = 4", C.cross_entropy_backward(_r(2, 4), np.array([1, 3]))),
+        ("(B, T, V) = (1, 2, 3): divided by B·T", C.cross_entropy_backward(_r(1, 2, 3), np.array([[0, 2]]))),
+    ],
+    "linear_backward": [
+        ("N = 3, 2 -> 4", C.linear_backward(_r(3, 4), _r(3, 2), _r(2, 4))),
+        ("(B, T) = (2, 2), 3 -> 2", C.linear_backward(_r(2, 2, 2), _r(2, 2, 3), _r(3, 2))),
+    ],
+    "relu_backward": [
+        ("mixed signs", C.relu_backward(_r(2, 3), np.array([[-1.0, 0.5, 2.0], [0.3, -0.2, -3.0]]))),
+        ("inputs exactly 0", C.relu_backward(_r(4), np.array([0.0, 1.0, 0.0, -1.0]))),
+    ],
+    "gelu_backward": [
+        ("six inputs", C.gelu_backward(_r(6), np.linspace(-3, 3, 6))),
+        ("large inputs", C.gelu_backward(np.ones(3), np.array([-30.0, -2.5, 30.0]))),
+    ],
+    "layer_norm_backward": [
+        ("two rows of 4", C.layer_norm_backward(_r(2, 4), _r(2, 4, scale=2.0), _r(4) + 1)),
+        ("eps = 0.5", C.layer_norm_backward(_r(1, 3), np.array([[1.0, 2.0, 4.0]]), np.array([1.0, 2.0, 0.5]),
+                                             eps=0.5)),
+    ],
+    "attention_backward": [
+        ("B = 1, T = 3, C = 4, 2 heads", C.attention_backward(
+            _r(1, 3, 4), _r(1, 3, 4), tuple(_r(4, 4, scale=0.5) for _ in range(4)), 2)),
+        ("B = 2, T = 2, C = 3, one head", C.attention_backward(
+            _r(2, 2, 3), _r(2, 2, 3), tuple(_r(3, 3, scale=0.5) for _ in range(4)), 1)),
+    ],
+    "embedding_backward": [
+        ("a repeated token", C.embedding_backward(_r(1, 3, 2), _r(1, 3, 4), np.array([[1, 2, 1]]), _r(1, 3, 2))),
+        ("the head's term only (d_x = 0)", C.embedding_backward(
+            np.zeros((1, 2, 2)), _r(1, 2, 3), np.array([[0, 2]]), _r(1, 2, 2))),
+    ],
+    "adamw_update": [
+        ("the first step", C.adamw_update(_r(3), _r(3), np.zeros(3), np.zeros(3), 1, 0.1, weight_decay=0.1)),
+        ("step 3, weight decay 0.5", C.adamw_update(_r(3), _r(3), _r(3, scale=0.1), np.array([0.2, 0.1, 0.3]),
+                                                    3, 0.1, weight_decay=0.5)),
+    ],
+    "next_token_probs": [
+        ("top-k 2", C.next_token_probs(np.array([2.0, 1.0, 0.5, -1.0]), top_k=2)),
+        ("temperature 0.5", C.next_token_probs(np.array([1.0, 0.0, -1.0]), temperature=0.5)),
+        ("top-p 0.7 keeps the token that passes 0.7", C.next_token_probs(
+            np.log(np.array([0.15, 0.5, 0.05, 0.3])), top_p=0.7)),
+    ],
+    "sample_token": [
+        ("greedy", C.sample_token(_LOGITS, 0, greedy=True)),
+        ("top-k 1 leaves one choice", C.sample_token(_LOGITS, 0, top_k=1)),
+        ("top-p 0.3 leaves one choice", C.sample_token(_LOGITS, 5, top_p=0.3)),
+    ],
+    "attention_entropy": [
+        ("uniform causal rows", C.attention_entropy(np.tril(np.ones((1, 1, 3, 3))) / np.arange(1, 4)[:, None])),
+        ("one row on one position, one split in two", C.attention_entropy(np.array([[[[1.0, 0.0], [0.5, 0.5]]]]))),
+    ],
 }

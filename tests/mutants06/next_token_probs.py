@@ -1,0 +1,238 @@
+"""next_token_probs: wrong and correct answers."""
+from . import correct, wrong
+
+PART = "next_token_probs"
+
+WRONG = [
+    wrong(PART, "stops_before_reaching_p", "nucleus_exclusive", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs)
+            keep = np.zeros(len(probs), dtype=bool)
+            keep[order[:len(probs) if top_k is None else top_k]] = True
+            if top_p is not None:
+                cumulative = np.cumsum(probs[order])
+                keep[order[cumulative >= top_p]] = False     # drop once the total reaches p
+            out = np.where(keep, probs, 0.0)
+            return out / out.sum()
+    '''),
+    wrong(PART, "shifted_mask_without_fallback", "nucleus_can_be_empty", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs)
+            sorted_probs = probs[order]
+            keep = np.ones(len(probs), dtype=bool)
+            if top_k is not None:
+                keep[order[top_k:]] = False
+            if top_p is not None:
+                before = np.cumsum(sorted_probs) - sorted_probs     # total of the tokens before
+                keep[order[before >= top_p]] = False
+            out = np.where(keep, probs, 0.0)
+            return out / out.sum()
+    '''),
+    wrong(PART, "cumsum_in_vocabulary_order", "nucleus_unsorted", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            if top_k is not None:
+                probs[np.argsort(probs)[:-top_k]] = 0.0
+                probs /= probs.sum()
+            if top_p is not None:
+                cut = np.searchsorted(np.cumsum(probs), top_p)
+                probs[cut + 1:] = 0.0
+                probs /= probs.sum()
+            return probs
+    '''),
+    wrong(PART, "nucleus_of_the_raw_logits", "nucleus_before_temperature", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            def softmax1(z):
+                e = np.exp(z - np.max(z))
+                return e / e.sum()
+            base = softmax1(np.asarray(logits, dtype=float))
+            order = np.argsort(-base)
+            n = len(base) if top_k is None else min(top_k, len(base))
+            if top_p is not None:
+                n = min(n, int(np.searchsorted(np.cumsum(base[order]), top_p)) + 1)
+            probs = softmax1(np.asarray(logits, dtype=float) / temperature)
+            out = np.zeros_like(probs)
+            out[order[:n]] = probs[order[:n]]
+            return out / out.sum()
+    '''),
+    wrong(PART, "top_k_elif_top_p", "top_k_or_top_p", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs, kind="stable")
+            if top_k is not None:
+                n = top_k
+            elif top_p is not None:
+                n = int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1
+            else:
+                n = len(probs)
+            out = np.zeros_like(probs)
+            out[order[:n]] = probs[order[:n]]
+            return out / out.sum()
+    '''),
+    wrong(PART, "argsort_ascending", "top_k_least_likely", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            if top_k is not None:
+                keep = np.argsort(probs)[:top_k]
+                mask = np.zeros_like(probs)
+                mask[keep] = 1.0
+                probs = probs * mask / (probs * mask).sum()
+            if top_p is not None:
+                order = np.argsort(-probs, kind="stable")
+                n = int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1
+                probs[order[n:]] = 0.0
+                probs /= probs.sum()
+            return probs
+    '''),
+    wrong(PART, "strictly_above_the_kth", "top_k_strict", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            if top_k is not None:
+                kth = np.sort(probs)[-top_k]
+                probs = np.where(probs > kth, probs, 0.0)
+                probs /= probs.sum()
+            if top_p is not None:
+                order = np.argsort(-probs, kind="stable")
+                n = int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1
+                probs[order[n:]] = 0.0
+                probs /= probs.sum()
+            return probs
+    '''),
+    wrong(PART, "zeroed_but_not_renormalised", "not_renormalised", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs, kind="stable")
+            n = len(probs) if top_k is None else top_k
+            if top_p is not None:
+                n = min(n, int(np.searchsorted(np.cumsum(probs[order]), top_p - 1e-12)) + 1)
+            probs[order[n:]] = 0.0
+            return probs
+    '''),
+    wrong(PART, "temperature_times_logits", "temperature_multiplies", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) * temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs, kind="stable")
+            n = len(probs) if top_k is None else top_k
+            if top_p is not None:
+                n = min(n, int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1)
+            out = np.zeros_like(probs)
+            out[order[:n]] = probs[order[:n]]
+            return out / out.sum()
+    '''),
+    wrong(PART, "temperature_on_the_probabilities", "temperature_ignored", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float)
+            probs = np.exp(z - z.max())
+            probs = probs / probs.sum() / temperature
+            order = np.argsort(-probs, kind="stable")
+            n = len(probs) if top_k is None else top_k
+            out = np.zeros_like(probs)
+            out[order[:n]] = probs[order[:n]]
+            out /= out.sum()
+            if top_p is not None:
+                m = int(np.searchsorted(np.cumsum(out[order]), top_p)) + 1
+                out[order[m:]] = 0.0
+                out /= out.sum()
+            return out
+    '''),
+    wrong(PART, "plain_exp", "unstable_softmax_probs", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            e = np.exp(np.asarray(logits, dtype=float) / temperature)
+            probs = e / e.sum()
+            order = np.argsort(-probs, kind="stable")
+            n = len(probs) if top_k is None else top_k
+            if top_p is not None:
+                n = min(n, int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1)
+            out = np.zeros_like(probs)
+            out[order[:n]] = probs[order[:n]]
+            return out / out.sum()
+    '''),
+    wrong(PART, "logits_divided_in_place", None, '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            logits /= temperature
+            probs = np.exp(logits - logits.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs, kind="stable")
+            n = len(probs) if top_k is None else top_k
+            if top_p is not None:
+                n = min(n, int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1)
+            out = np.zeros_like(probs)
+            out[order[:n]] = probs[order[:n]]
+            return out / out.sum()
+    '''),
+]
+
+CORRECT = [
+    correct(PART, "filter_logits_then_renormalise", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            def softmax1(z):
+                e = np.exp(z - np.max(z))
+                return e / e.sum()
+            z = np.asarray(logits, dtype=float) / temperature
+            if top_k is not None:                           # like Hugging Face: filter, renormalise
+                kth = np.sort(z)[-min(top_k, len(z))]
+                z = np.where(z >= kth, z, -np.inf)
+            if top_p is not None:
+                probs = softmax1(z)
+                order = np.argsort(-probs, kind="stable")
+                before = np.cumsum(probs[order]) - probs[order]
+                drop = before >= top_p
+                drop[0] = False                             # keep at least one
+                z[order[drop]] = -np.inf
+            return softmax1(z)
+    '''),
+    correct(PART, "loop_until_p", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            ranked = sorted(range(len(probs)), key=lambda i: -probs[i])
+            if top_k is not None:
+                ranked = ranked[:top_k]
+            kept, total = [], 0.0
+            for i in ranked:
+                kept.append(i)
+                total += probs[i]
+                if top_p is not None and total >= top_p:
+                    break
+            out = np.zeros(len(probs))
+            out[kept] = probs[kept]
+            return out / out.sum()
+    '''),
+    correct(PART, "partition_threshold", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=np.float64) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            keep = np.ones(len(probs), dtype=bool)
+            if top_k is not None and top_k < len(probs):
+                kth = np.partition(probs, -top_k)[-top_k]
+                keep &= probs >= kth
+            if top_p is not None:
+                order = np.argsort(-probs, kind="stable")
+                n = int(np.searchsorted(np.cumsum(probs[order]), top_p, side="left")) + 1
+                nucleus = np.zeros(len(probs), dtype=bool)
+                nucleus[order[:n]] = True
+                keep &= nucleus
+            out = np.where(keep, probs, 0.0)
+            return out / out.sum()
+    '''),
+]
