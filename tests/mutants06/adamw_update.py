@@ -35,6 +35,35 @@ WRONG = [
             v_hat = v / (1 - b2 ** (t + 1))
             return p - lr * weight_decay * p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
     ''')),
+    wrong(PART, "only_v_corrected", "m_not_corrected", adamw('''
+            b1, b2 = betas
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g ** 2
+            v_hat = v / (1 - b2 ** t)
+            return p - lr * weight_decay * p - lr * m / (np.sqrt(v_hat) + eps), m, v
+    ''')),
+    wrong(PART, "bias_power_t_minus_one", "step_before", adamw('''
+            b1, b2 = betas
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g * g
+            m_hat = m / (1 - b1 ** (t - 1))
+            v_hat = v / (1 - b2 ** (t - 1))
+            return p - lr * weight_decay * p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+    ''')),
+    wrong(PART, "plus_instead_of_minus", "ascent", adamw('''
+            b1, b2 = betas
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g * g
+            m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+            return p - lr * weight_decay * p + lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+    ''')),
+    wrong(PART, "moments_not_returned", "old_moments", adamw('''
+            b1, b2 = betas
+            m_new = b1 * m + (1 - b1) * g
+            v_new = b2 * v + (1 - b2) * g * g
+            m_hat, v_hat = m_new / (1 - b1 ** t), v_new / (1 - b2 ** t)
+            return p - lr * weight_decay * p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+    ''')),
     wrong(PART, "l2_regularisation", "l2_in_gradient", adamw('''
             b1, b2 = betas
             g = g + weight_decay * p
@@ -108,5 +137,13 @@ CORRECT = [
             update = (m / (1 - betas[0] ** t)) / (np.sqrt(v / (1 - betas[1] ** t)) + eps)
             p -= lr * (update + weight_decay * p)
             return p, m, v
+    ''')),
+    correct(PART, "corrected_step_size", adamw('''
+            b1, b2 = betas
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g * g
+            root = np.sqrt(1 - b2 ** t)
+            step = lr * root / (1 - b1 ** t)                # Adam paper, section 2
+            return p - lr * weight_decay * p - step * m / (np.sqrt(v) + eps * root), m, v
     ''')),
 ]

@@ -86,6 +86,8 @@ WRONG = [
         dx="    dx = dq @ W_Q.T + dv @ W_V.T\n")),
     wrong(PART, "dx_only_through_values", "dx_through_v_only", variant(
         dx="    dx = dv @ W_V.T\n")),
+    wrong(PART, "dx_forgets_the_values", "dx_without_v", variant(
+        dx="    dx = dq @ W_Q.T + dk @ W_K.T\n")),
     wrong(PART, "dx_weights_untransposed", "dx_weights_untransposed", variant(
         dx="    dx = dq @ W_Q + dk @ W_K + dv @ W_V\n")),
     wrong(PART, "merged_by_reshape", "merge_without_transpose", variant(

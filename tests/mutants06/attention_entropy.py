@@ -30,6 +30,11 @@ WRONG = [
             H = -(weights * np.log2(safe)).sum(axis=-1)
             return H.mean(axis=0)
     '''),
+    wrong(PART, "sign_forgotten", "sign_missing", '''
+        def attention_entropy(weights):
+            logs = np.log2(np.where(weights > 0, weights, 1.0))
+            return (weights * logs).sum(axis=-1).mean(axis=(0, 2))
+    '''),
     wrong(PART, "zeros_replaced_in_place", None, '''
         def attention_entropy(weights):
             weights[weights == 0] = 1.0        # log2(1) = 0

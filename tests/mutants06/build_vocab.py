@@ -33,6 +33,11 @@ WRONG = [
                         itos.append(ch)
             return {ch: i for i, ch in enumerate(itos)}, itos
     '''),
+    wrong(PART, "letters_only", "no_dot", '''
+        def build_vocab(names):
+            itos = sorted({ch for name in names for ch in name})
+            return {ch: i for i, ch in enumerate(itos)}, itos
+    '''),
     wrong(PART, "pair_reversed", "swapped", '''
         def build_vocab(names):
             itos = ["."] + sorted(set("".join(names)))

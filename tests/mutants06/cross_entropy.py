@@ -59,6 +59,18 @@ WRONG = [
             log2_probs = (z - np.log(np.exp(z).sum(axis=-1, keepdims=True))) / np.log(2)
             return float(-np.take_along_axis(log2_probs, targets[..., None], axis=-1).mean())
     '''),
+    wrong(PART, "one_maximum_for_the_batch", "global_max", '''
+        def cross_entropy(logits, targets):
+            z = logits - np.max(logits)
+            log_probs = z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
+            return float(-np.mean(np.take_along_axis(log_probs, targets[..., None], axis=-1)))
+    '''),
+    wrong(PART, "every_row_at_every_target", "block_indexing", '''
+        def cross_entropy(logits, targets):
+            z = logits - logits.max(axis=-1, keepdims=True)
+            log_probs = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+            return float(-log_probs[:, targets].mean())
+    '''),
     wrong(PART, "shifted_in_place", None, '''
         def cross_entropy(logits, targets):
             logits -= logits.max(axis=-1, keepdims=True)

@@ -52,6 +52,10 @@ WRONG = [
             du = GELU_C * (1 + 3 * 0.044715 * x ** 2)
             return dy * 0.5 * (1 + th + x * (1 - th * th) * du)
     ''')),
+    wrong(PART, "forward_instead_of_derivative", "forward_value", gelu('''
+        def gelu_backward(dy, x):
+            return dy * 0.5 * x * (1 + np.tanh(GELU_C * (x + 0.044715 * x ** 3)))
+    ''')),
     wrong(PART, "exact_erf_gelu", "exact_gelu", gelu('''
         def gelu_backward(dy, x):
             cdf = 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
@@ -77,5 +81,13 @@ CORRECT = [
             left = 0.5 * (1 + th)                      # d(x)/dx * (1 + tanh) / 2
             right = 0.5 * x * (1 - np.square(th)) * GELU_C * d_inner
             return dy * (left + right)
+    ''')),
+    correct(PART, "as_x_times_sigmoid", gelu('''
+        def gelu_backward(dy, x):
+            # ½(1 + tanh u) = sigmoid(2u), so GELU(x) = x · sigmoid(2u)
+            u = GELU_C * (x + 0.044715 * x ** 3)
+            with np.errstate(over="ignore"):
+                s = 1 / (1 + np.exp(-2 * u))
+            return dy * (s + x * s * (1 - s) * 2 * GELU_C * (1 + 3 * 0.044715 * x ** 2))
     ''')),
 ]

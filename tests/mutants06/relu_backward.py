@@ -20,6 +20,10 @@ WRONG = [
         def relu_backward(dy, x):
             return np.where(dy > 0, dy, 0.0)
     '''),
+    wrong(PART, "leaky_slope", "leaky", '''
+        def relu_backward(dy, x):
+            return np.where(x > 0, dy, 0.01 * dy)
+    '''),
     wrong(PART, "zeroed_in_place", None, '''
         def relu_backward(dy, x):
             dy[x <= 0] = 0

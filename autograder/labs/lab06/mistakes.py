@@ -120,15 +120,15 @@ def alphabet_characters(ids, itos):
 
 # ---------------------------------------------------------------------------------- get_batch
 
-def _windows(stream, s, block_size, first=0, last=1):
-    """x[b] = stream[s_b + first : s_b + first + T] and y[b] likewise from s_b + last."""
+def _windows(stream, s, block_size, shift=1):
+    """x[b] = stream[s_b : s_b + T] and y[b] = stream[s_b + shift : s_b + shift + T]."""
     offsets = np.arange(block_size)
-    return stream[s[:, None] + first + offsets], stream[s[:, None] + last + offsets]
+    return stream[s[:, None] + offsets], stream[s[:, None] + shift + offsets]
 
 
 @mistake("get_batch", "y is x itself: the targets are the next tokens, y[b] = stream[s + 1 : s + T + 1]")
 def no_shift(stream, starts, batch_size, block_size, rng):
-    return _windows(stream, rng.choice(starts, size=batch_size), block_size, last=0)
+    return _windows(stream, rng.choice(starts, size=batch_size), block_size, shift=0)
 
 
 @mistake("get_batch", "y is x rolled by one (np.roll), so its last token wraps around to x's first: "
@@ -301,48 +301,49 @@ def global_max_softmax(logits, targets):
 # ---------------------------------------------------------------------------- linear_backward
 
 def _linear(dy, x, W, dx=None, dW=None, db=None):
-    """The reference's three gradients, each replaceable by a function of (dy2, x2, W)."""
-    x2, dy2 = _rows(x), _rows(dy)
-    return ((dx or (lambda a, b, w: (a @ w.T).reshape(x.shape)))(dy2, x2, W),
-            (dW or (lambda a, b, w: b.T @ a))(dy2, x2, W),
-            (db or (lambda a, b, w: a.sum(axis=0)))(dy2, x2, W))
+    """The reference's (dx, dW, db), any of them replaced by a function of the (N, C) rows dy2
+    and x2 of dy and x, and W."""
+    dx = dx or (lambda dy2, x2, W: (dy2 @ W.T).reshape(x.shape))
+    dW = dW or (lambda dy2, x2, W: x2.T @ dy2)
+    db = db or (lambda dy2, x2, W: dy2.sum(axis=0))
+    return tuple(f(_rows(dy), _rows(x), W) for f in (dx, dW, db))
 
 
 @mistake("linear_backward", "dx = dy·W misses the transpose: dx = dy·Wᵀ (C_out -> C_in)")
 def dx_without_transpose(dy, x, W):
-    return _linear(dy, x, W, dx=lambda a, b, w: (a @ w).reshape(x.shape))
+    return _linear(dy, x, W, dx=lambda dy2, x2, W: (dy2 @ W).reshape(x.shape))
 
 
 @mistake("linear_backward", "dW is xᵀ·dy, not dyᵀ·x: a transpose is missing (dyᵀ·x is dWᵀ)")
 def dW_transposed(dy, x, W):
-    return _linear(dy, x, W, dW=lambda a, b, w: a.T @ b)
+    return _linear(dy, x, W, dW=lambda dy2, x2, W: dy2.T @ x2)
 
 
 @mistake("linear_backward", "dW is divided by N: it is the sum xᵀ·dy over positions, not the mean")
 def dW_mean(dy, x, W):
-    return _linear(dy, x, W, dW=lambda a, b, w: b.T @ a / len(a))
+    return _linear(dy, x, W, dW=lambda dy2, x2, W: x2.T @ dy2 / len(x2))
 
 
 @mistake("linear_backward", "db is the mean of dy over positions; it is the sum")
 def db_mean(dy, x, W):
-    return _linear(dy, x, W, db=lambda a, b, w: a.mean(axis=0))
+    return _linear(dy, x, W, db=lambda dy2, x2, W: dy2.mean(axis=0))
 
 
 @mistake("linear_backward", "db sums over the output features (axis=-1); it sums over the positions, "
          "one value per output feature")
 def db_wrong_axis(dy, x, W):
-    return _linear(dy, x, W, db=lambda a, b, w: dy.sum(axis=-1))
+    return _linear(dy, x, W, db=lambda dy2, x2, W: dy.sum(axis=-1))
 
 
 @mistake("linear_backward", "db = dy.sum(axis=0) leaves a (T, C_out) array for (B, T, C_out) "
          "gradients: sum over every leading axis (or reshape to (N, C_out) first)")
 def db_first_axis(dy, x, W):
-    return _linear(dy, x, W, db=lambda a, b, w: dy.sum(axis=0))
+    return _linear(dy, x, W, db=lambda dy2, x2, W: dy.sum(axis=0))
 
 
 @mistake("linear_backward", "dx is returned as (N, C_in) rows: reshape it to x's shape")
 def dx_flat(dy, x, W):
-    return _linear(dy, x, W, dx=lambda a, b, w: a @ w.T)
+    return _linear(dy, x, W, dx=lambda dy2, x2, W: dy2 @ W.T)
 
 
 # ------------------------------------------------------------------------------ relu_backward
@@ -381,6 +382,8 @@ _A = 0.044715
 
 
 def _gelu_grad(dy, x, c=_K, a3=3 * _A, tanh_prime=lambda th: 1 - th * th, inner=True):
+    """dy ⊙ GELU′(x) with pluggable pieces: u′ = c(1 + a3·x²) (1 without `inner`), and tanh′ as a
+    function of tanh u."""
     th = np.tanh(_K * (x + _A * x ** 3))
     du = c * (1 + a3 * x * x) if inner else 1.0
     return dy * 0.5 * (1 + th + x * tanh_prime(th) * du)
@@ -750,7 +753,8 @@ def l2_in_gradient(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=
     return _adamw(p, g, m, v, t, lr, betas, eps, weight_decay, l2=True)
 
 
-@mistake("adamw_update", "the decay is weight_decay · θ without the learning rate: θ ← θ - η λ θ - η m̂/(√v̂ + ε)")
+@mistake("adamw_update", "the decay is weight_decay · θ without the learning rate: "
+         "θ ← θ - η λ θ - η m̂/(√v̂ + ε)")
 def decay_without_lr(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
     return _adamw(p, g, m, v, t, lr, betas, eps, weight_decay, decay_lr=False)
 

@@ -72,7 +72,8 @@ CASES = {
             _r(2, 2, 3), _r(2, 2, 3), tuple(_r(3, 3, scale=0.5) for _ in range(4)), 1)),
     ],
     "embedding_backward": [
-        ("a repeated token", C.embedding_backward(_r(1, 3, 2), _r(1, 3, 4), np.array([[1, 2, 1]]), _r(1, 3, 2))),
+        ("a repeated token", C.embedding_backward(
+            _r(1, 3, 2), _r(1, 3, 4), np.array([[1, 2, 1]]), _r(1, 3, 2))),
         ("the head's term only (d_x = 0)", C.embedding_backward(
             np.zeros((1, 2, 2)), _r(1, 2, 3), np.array([[0, 2]]), _r(1, 2, 2))),
     ],
@@ -93,7 +94,9 @@ CASES = {
         ("top-p 0.3 leaves one choice", C.sample_token(_LOGITS, 5, top_p=0.3)),
     ],
     "attention_entropy": [
-        ("uniform causal rows", C.attention_entropy(np.tril(np.ones((1, 1, 3, 3))) / np.arange(1, 4)[:, None])),
-        ("one row on one position, one split in two", C.attention_entropy(np.array([[[[1.0, 0.0], [0.5, 0.5]]]]))),
+        ("uniform causal rows", C.attention_entropy(
+            np.tril(np.ones((1, 1, 3, 3))) / np.arange(1, 4)[:, None])),
+        ("one row on one position, one split in two", C.attention_entropy(
+            np.array([[[[1.0, 0.0], [0.5, 0.5]]]]))),
     ],
 }
