@@ -2,9 +2,10 @@
 
 A message is a JSON tree plus the raw bytes of the arrays it refers to, whose dtype (numbers
 and booleans only) and shape are in the tree: nothing that crosses the wire can run code on the
-reading side (no pickle). Only numeric and boolean arrays, plain scalars, strings, lists, tuples, dicts with string
-keys, call specs and objects described by their attributes are representable. Readers enforce
-limits on size and depth, because one side is always hostile student code.
+reading side (no pickle). Only numeric and boolean arrays, plain scalars, strings, lists,
+tuples, dicts with scalar keys, call specs and objects described by their attributes are
+representable. Readers enforce limits on size and depth, because one side is always hostile
+student code.
 
 Messages travel over a SOCK_SEQPACKET socket in packets of at most `PACKET` bytes. Each packet
 starts with the message number and a flag that says whether more packets follow, so a message
@@ -107,8 +108,8 @@ def _to_tree(value, blobs, describe, depth):
         return {"t": "tuple", "v": [rec(v) for v in value]}
     if isinstance(value, list):
         return [rec(v) for v in value]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"t": "dict", "v": {str(k): rec(v) for k, v in value.items()}}
+    if isinstance(value, dict) and all(type(k) in (str, int, float, bool) or k is None for k in value):
+        return {"t": "dict", "items": [[k, rec(v)] for k, v in value.items()]}
     if isinstance(value, Rng):
         return {"t": "rng", "seed": int(value.seed)}
     if isinstance(value, New):
@@ -141,7 +142,10 @@ def _from_tree(tree, blobs, build, depth):
         if kind == "tuple":
             return tuple(rec(v) for v in tree["v"])
         if kind == "dict":
-            return {str(k): rec(v) for k, v in tree["v"].items()}
+            items = [(k, rec(v)) for k, v in tree["items"]]
+            if not all(k is None or isinstance(k, (str, int, float, bool)) for k, _ in items):
+                raise ProtocolError("bad dict key")
+            return dict(items)
         if kind == "rng":
             return Rng(int(tree["seed"]))
         if kind == "new":

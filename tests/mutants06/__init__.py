@@ -1,4 +1,4 @@
-"""A bank of realistic student answers to Lab 06, right and wrong, for tests/test_mutants_lab06.py.
+"""A bank of realistic student answers to Lab 06, right and wrong, for tests/test_mutants.py.
 
 Each graded name has a module exporting `WRONG` and `CORRECT`: lists of `Mutant`s whose `code`
 is a whole answer cell, as a student would submit it. A wrong mutant's `diagnosis` is the key

@@ -49,6 +49,9 @@ def expect_rows_unaffected_by_future(t, call, changed, upto, what):
     stay the same and the later rows change. When early rows differ, `call` is repeated to tell
     randomness from a leak."""
     first, second = (positions(t, t.student(c)) for c in (call, changed))
+    given = call.args[0]
+    if first.shape == np.shape(given) and _same(first, given):
+        t.fail("the output is the input, unchanged: nothing was computed")
     if first.shape != second.shape:
         t.fail(f"two inputs of the same shape gave outputs of shapes {first.shape} and {second.shape}")
     if not _same(first[:upto + 1], second[:upto + 1]):

@@ -305,6 +305,7 @@ def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
         top_k: keep only the k most likely tokens (None: all)
         top_p: keep the smallest set of most likely tokens whose total probability is >= top_p
                (None: all); at least one token is always kept
+        Both top_k and top_p measure the temperature-scaled distribution.
     Returns:
         probs: (V,), non-negative, sums to 1, zero outside the kept tokens
     """
