@@ -1,5 +1,6 @@
 """The nbgrader course directory, read through nbgrader's own configuration."""
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +57,16 @@ class Course:
         return self.dirs.get_existing_timestamp(str(self.path("submitted", student, assignment)))
 
 
+def scripts_on_path() -> None:
+    """nbgrader shells out to `alembic`: this environment's scripts must be on PATH, also when
+    the virtual environment is not activated."""
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
 def open_course(root=".") -> Course:
+    scripts_on_path()
     root = Path(root).resolve()
     config_file = root / "nbgrader_config.py"
     if not config_file.exists():

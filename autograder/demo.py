@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import engine, examples, feedback, report
-from .course import open_course
+from .course import open_course, scripts_on_path
 from .sandbox import Limits
 
 ASSIGNMENT = "lab05_transformers"
@@ -18,9 +18,12 @@ def new_course(repo: Path, dest: Path) -> Path:
     shutil.copy(repo / "nbgrader_config.py", dest)
     for name in ("source", "assignments", "solutions"):
         shutil.copytree(repo / name, dest / name, dirs_exist_ok=True)
+    scripts_on_path()
     nbgrader = Path(sys.executable).parent / "nbgrader"
-    subprocess.run([str(nbgrader), "generate_assignment", ASSIGNMENT, "--force"], cwd=dest, check=True,
-                   capture_output=True)
+    done = subprocess.run([str(nbgrader), "generate_assignment", ASSIGNMENT, "--force"], cwd=dest,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"nbgrader generate_assignment failed in {dest}:\n{done.stderr[-3000:]}")
     return dest
 
 
