@@ -63,9 +63,9 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     course.check_assignment(assignment)
     notebook = course.notebook_name(assignment)
     suite = labs.load(assignment).suite
-    roster = course.roster(assignment) if students is None else sorted(students)
+    candidates = course.roster(assignment) if students is None else sorted(students)
     submitted = set(course.submitted_students(assignment))
-    todo = [s for s in roster if s in submitted and (force or _stale(course, s, assignment, notebook))]
+    todo = [s for s in candidates if s in submitted and (force or _stale(course, s, assignment, notebook))]
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     done: dict = {}
     slot_args = (assignment, course.release(assignment), notebook, mode, limits)
@@ -82,18 +82,31 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
             _write(course, assignment, notebook, result, graded_notebook)
             gradebook.record(result)
             done[result.student] = result
-    everyone = []
-    for student in roster:
-        if student in done:
-            everyone.append(done[student])
-        elif student not in submitted:
-            everyone.append(results.ungraded(student, assignment, suite, "missing", "no submission"))
-        else:
-            everyone.append(results.read_json(_results_path(course, student, assignment)))
+    everyone = class_results(course, assignment, suite, done)
     results.write_csv(course.root / "grades.csv", everyone, list(suite.parts))
     batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs)
     _write_last_run(course, assignment, batch, mode)
     return batch
+
+
+def class_results(course: Course, assignment: str, suite, fresh: dict | None = None) -> list:
+    """One result per student on the roster: graded now (`fresh`), graded before, submitted but
+    not graded yet, or missing."""
+    fresh = fresh or {}
+    submitted = set(course.submitted_students(assignment))
+    found = []
+    for student in course.roster(assignment):
+        path = _results_path(course, student, assignment)
+        if student in fresh:
+            found.append(fresh[student])
+        elif path.exists():
+            found.append(results.read_json(path))
+        elif student in submitted:
+            found.append(results.ungraded(student, assignment, suite, "error",
+                                          f"submitted but not graded yet: run `attnlab grade {assignment}`"))
+        else:
+            found.append(results.ungraded(student, assignment, suite, "missing", "no submission"))
+    return found
 
 
 def last_run_path(course: Course, assignment: str) -> Path:

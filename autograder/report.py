@@ -36,7 +36,7 @@ def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
     out_dir = Path(out_dir or course.root / "report" / assignment)
     out_dir.mkdir(parents=True, exist_ok=True)
     suite = labs.load(assignment).suite
-    everyone = load(course, assignment, suite)
+    everyone = engine.class_results(course, assignment, suite)
     scored = [r for r in everyone if r.status in SCORED]
     data = {
         "assignment": assignment, "course": course.root,
@@ -50,22 +50,6 @@ def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
     page = out_dir / "index.html"
     page.write_text(_TEMPLATES.get_template("report.html.j2").render(**data, pts=points, num=_num))
     return page
-
-
-def load(course: Course, assignment: str, suite) -> list:
-    """One Result per student on the roster: read from results.json, or missing / not graded yet."""
-    submitted = set(course.submitted_students(assignment))
-    found = []
-    for student in course.roster(assignment):
-        path = course.path("autograded", student, assignment) / "results.json"
-        if path.exists():
-            found.append(results.read_json(path))
-        elif student in submitted:
-            found.append(results.ungraded(student, assignment, suite, "error",
-                                          f"submitted but not graded yet: run `attnlab grade {assignment}`"))
-        else:
-            found.append(results.ungraded(student, assignment, suite, "missing", "no submission"))
-    return found
 
 
 # -- the numbers -----------------------------------------------------------------------------
