@@ -7,7 +7,7 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")   # before NumPy loads: grading is many tiny problems
 
-from . import sandbox  # noqa: E402
+from . import labs, sandbox  # noqa: E402
 from .course import CourseError, open_course  # noqa: E402
 from .messages import points  # noqa: E402
 
@@ -61,10 +61,10 @@ def main(argv=None) -> int:
 
     args = parser.parse_args(argv)
     try:
-        commands = {"grade": _grade, "feedback": _feedback, "report": _report, "demo": _demo,
+        handlers = {"grade": _grade, "feedback": _feedback, "report": _report, "demo": _demo,
                     "gradescope": _gradescope, "gradescope-run": _gradescope_run, "sync": _sync}
-        return commands[args.command](args)
-    except (CourseError, sandbox.SandboxUnavailable) as exc:
+        return handlers[args.command](args)
+    except (CourseError, sandbox.SandboxUnavailable, labs.UnknownAssignment) as exc:
         print(f"attnlab: {exc}", file=sys.stderr)
         return 2
 

@@ -5,10 +5,14 @@ from pathlib import Path
 PACKAGES = {"lab05_transformers": "lab05", "lab06_training": "lab06"}
 
 
+class UnknownAssignment(ValueError):
+    pass
+
+
 def load(assignment: str):
     """The lab's package, with `suite`, `CASES` (visible checks) and `HELPER` (file name)."""
     if assignment not in PACKAGES:
-        raise KeyError(f"unknown assignment {assignment!r}; known: {', '.join(PACKAGES)}")
+        raise UnknownAssignment(f"unknown assignment {assignment!r}; known: {', '.join(PACKAGES)}")
     return importlib.import_module(f"{__name__}.{PACKAGES[assignment]}")
 
 
