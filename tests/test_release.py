@@ -1,6 +1,8 @@
 """Release hygiene: what CI must prove before a lab can be released."""
+import ast
 import filecmp
 import re
+import sys
 
 import nbformat
 import pytest
@@ -132,3 +134,17 @@ def test_nbgrader_autograde_gives_the_stub_0_and_the_solution_100(course, assign
     assert "NotImplementedError" in stub
     for page in (course / "feedback").rglob("*.html"):
         assert "hidden_tests" not in page.read_text() and "HIDDEN TESTS" not in page.read_text()
+
+
+@pytest.mark.parametrize("assignment", LABS)
+def test_student_helper_needs_only_numpy_and_the_standard_library(assignment):
+    """The visible checks ship to students, who have NumPy and matplotlib, not this package."""
+    helper = ROOT / "source" / assignment / labs.load(assignment).HELPER
+    imported = set()
+    for node in ast.walk(ast.parse(helper.read_text())):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "relative import"
+            imported.add(node.module.split(".")[0])
+    assert imported - sys.stdlib_module_names <= {"numpy"}, imported
