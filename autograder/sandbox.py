@@ -25,8 +25,8 @@ from pathlib import Path
 
 from .worker.protocol import Channel, ProtocolError, decode, encode
 
-WORKER_PACKAGE = Path(__file__).parent / "worker"
 PACKAGE = Path(__file__).parent
+WORKER_PACKAGE = PACKAGE / "worker"
 NOBODY = 65534
 SANDBOX_ROOT = "/opt/attnlab"
 WORKDIR = "/home/student/work"
