@@ -7,6 +7,7 @@ the part is run on the same calls; a mistake whose outputs equal the student's i
 message. Checks of a part run with the reference versions of all earlier parts swapped in, so
 that one mistake costs points in its own part only.
 """
+import hashlib
 import zlib
 from dataclasses import dataclass, field
 from typing import Callable
@@ -156,11 +157,17 @@ class Suite:
 
 
 class Trial:
-    """What a check body works with: a seeded generator, the student, and the reference."""
+    """What a check body works with: a seeded generator, the student, and the reference.
 
-    def __init__(self, suite: Suite, check: Check, runner):
+    The generator's seed mixes the check's identity with `salt`, a per-submission secret
+    (see `secrets.salt`): each student gets other hidden inputs, and a regrade the same ones.
+    """
+
+    def __init__(self, suite: Suite, check: Check, runner, salt: bytes = b""):
         self.suite, self.check, self.runner = suite, check, runner
-        seed = zlib.crc32(f"{suite.lab}/{check.part}/{check.title}".encode())
+        identity = f"{suite.lab}/{check.part}/{check.title}".encode()
+        seed = zlib.crc32(identity) if not salt else \
+            int.from_bytes(hashlib.blake2b(identity, key=salt[:64], digest_size=16).digest(), "little")
         self.rng = np.random.default_rng(seed)
         self.observed: list = []    # (call, student result) for diagnosis
 
@@ -209,8 +216,9 @@ class Trial:
         raise CheckFailed(message)
 
 
-def run_part(suite: Suite, name: str, runner) -> PartResult:
-    """Run every check of part `name` against `runner`; never raises for student behaviour."""
+def run_part(suite: Suite, name: str, runner, salt: bytes = b"") -> PartResult:
+    """Run every check of part `name` against `runner`; never raises for student behaviour.
+    `salt` selects the hidden inputs (empty: the fixed inputs of the mutant bank and the docs)."""
     part = suite.parts[name]
     results, status, reason = [], "graded", ""
     with runner.part(name, suite.earlier(name)) as ready:
@@ -223,7 +231,7 @@ def run_part(suite: Suite, name: str, runner) -> PartResult:
                 base.message = reason
                 results.append(base)
                 continue
-            trial = Trial(suite, check, runner)
+            trial = Trial(suite, check, runner, salt)
             try:
                 check.body(trial)
                 base.score, base.status = check.points, "passed"
