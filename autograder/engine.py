@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from . import labs, results
+from . import labs, results, secret
 from .course import Course
 from .gradebook import GradebookWriter
 from .grading import Slot
@@ -35,12 +35,13 @@ def _start_slot(*args) -> None:
     global _slot
     os.environ.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY, GRADER_MEMORY))
-    _slot = Slot(*args)
+    index = (multiprocessing.current_process()._identity or (0,))[0]   # 1..jobs in the pool
+    _slot = Slot(*args, index=index)
 
 
-def _grade_in_slot(student: str, path: str) -> tuple:
+def _grade_in_slot(student: str, path: str, salt: bytes) -> tuple:
     try:
-        return _slot.grade(student, Path(path))
+        return _slot.grade(student, Path(path), salt)
     except Exception as exc:  # a grader bug must not lose the batch: say so, per student
         reason = f"internal grading error: {type(exc).__name__}: {exc}"
         return results.ungraded(student, _slot.assignment, _slot.suite, "error", reason), None
@@ -71,8 +72,12 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     slot_args = (assignment, course.release(assignment), notebook, mode, limits)
     with ProcessPoolExecutor(jobs, multiprocessing.get_context("forkserver"), _start_slot, slot_args) as pool, \
             GradebookWriter(course, assignment, Path(notebook).stem) as gradebook:
-        futures = {pool.submit(_grade_in_slot, s, str(course.path("submitted", s, assignment) / notebook)): s
-                   for s in todo}
+        course_secret = secret.course_secret(course.root)
+        futures = {}
+        for s in todo:
+            path = course.path("submitted", s, assignment) / notebook
+            salt = secret.salt(course_secret, assignment, s, path.read_bytes() if path.is_file() else b"")
+            futures[pool.submit(_grade_in_slot, s, str(path), salt)] = s
         bar = tqdm(as_completed(futures), total=len(futures), desc=f"grading {assignment}", unit="nb",
                    disable=not progress, dynamic_ncols=True)
         for future in bar:
