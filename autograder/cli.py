@@ -113,7 +113,7 @@ def _grade(args) -> int:
     from . import engine
     course = open_course(args.course)
     if args.zip_collect:
-        _nbgrader(course.root, "zip_collect", args.assignment)
+        _nbgrader(course.root, "zip_collect", args.assignment, "--force")   # again: replaces
     mode = _sandbox_mode(args.sandbox)
     limits = course_limits(course, args)
     batch = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,

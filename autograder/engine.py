@@ -90,8 +90,8 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         slot_args = (assignment, course.release(assignment), notebook, mode, limits)
         release = (course.release(assignment) / notebook).read_text()
         with ProcessPoolExecutor(jobs, multiprocessing.get_context("forkserver"), _start_slot, slot_args) as pool:
-            futures = {pool.submit(_grade_in_slot, s, str(course.path("submitted", s, assignment) / notebook)): s
-                       for s in todo}
+            paths = {s: _submitted_notebook(course, s, assignment, notebook) for s in todo}
+            futures = {pool.submit(_grade_in_slot, s, str(path)): s for s, path in paths.items()}
             bar = tqdm(as_completed(futures), total=len(futures), desc=f"grading {assignment}", unit="nb",
                        disable=not progress, dynamic_ncols=True)
             pending, since = [], time.monotonic()
@@ -100,6 +100,9 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                 timestamp = course.timestamp(result.student, assignment)
                 result.timestamp = timestamp.isoformat() if timestamp else ""
                 result.digest = digests[result.student]
+                if paths[result.student].name != notebook and result.status != "unreadable":
+                    result.notes.append(f"graded {paths[result.student].name}, the only notebook submitted "
+                                        f"(expected {notebook})")
                 pending.append((result, graded_notebook or _placeholder(release, result)))
                 if len(pending) >= BATCH_SIZE or time.monotonic() - since > BATCH_SECONDS:
                     done.update(_flush(course, assignment, notebook, gradebook, pending))
@@ -185,6 +188,14 @@ def _stale(course: Course, student: str, assignment: str, digest: str) -> bool:
         return json.loads(path.read_text())["extra_data"].get("digest") != digest
     except (OSError, ValueError, KeyError):
         return True
+
+
+def _submitted_notebook(course: Course, student: str, assignment: str, notebook: str) -> Path:
+    """The expected notebook, or the only notebook submitted under another name (an LMS renames
+    `lab05_transformers.ipynb` to `Lab05 Transformers (1).ipynb`)."""
+    folder = course.path("submitted", student, assignment)
+    found = sorted(folder.glob("*.ipynb"))
+    return folder / notebook if (folder / notebook).exists() or len(found) != 1 else found[0]
 
 
 def _placeholder(release: str, result: Result) -> str:

@@ -7,6 +7,7 @@ feedback exactly as `nbgrader export` shows them, and hand-graded cells are left
 import csv
 import json
 import os
+import re
 from datetime import datetime, timedelta
 
 import nbformat
@@ -64,8 +65,14 @@ def course(tmp_path_factory):
     run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
     submit(path, "ada", solved())
     submit(path, "bob", stub())
+    hostile = nbformat.reads(solved(), as_version=4)
+    hostile.cells.insert(1, nbformat.v4.new_markdown_cell(SCRIPT))
+    submit(path, "eve", nbformat.writes(hostile))
     grade(path)
     return path
+
+
+SCRIPT = 'My notes <script>alert("pwned")</script> <img src=x onerror="alert(2)">'
 
 
 def test_a_resubmission_is_regraded_by_content_not_by_time(course):
@@ -147,3 +154,20 @@ def test_autograded_folder_is_laid_out_as_nbgrader_does(course):
     folder = course / "autograded" / "ada" / ASSIGNMENT
     assert (folder / "timestamp.txt").read_text() == "2026-01-10 12:00:00.000000 UTC"
     assert len((folder / "submission_secret.txt").read_text()) == 128
+
+
+def test_nbgrader_autograde_is_refused_and_touches_nothing(course):
+    folder = course / "autograded" / "ada" / ASSIGNMENT
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    scores = exported(course)
+    out = run_tool("nbgrader", "autograde", ASSIGNMENT, "--force", cwd=course, check=False)
+    assert out.returncode == 1 and f"run `attnlab grade {ASSIGNMENT}`" in out.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert exported(course) == scores
+
+
+def test_nbgrader_feedback_carries_no_student_html(course):
+    run_tool("nbgrader", "generate_feedback", ASSIGNMENT, "--force", cwd=course)
+    page = (course / "feedback" / "eve" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "My notes" in page
+    assert "<script>alert" not in page and not re.search(r"<img[^>]*onerror", page)
