@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from autograder import demo, labs, notebooks, submission
+from autograder import demo, labs, notebooks, secret, submission
 from autograder.checks import run_part
 from autograder.runners import LocalRunner
 from conftest import ASSIGNMENT, ROOT, run_tool
@@ -115,14 +115,17 @@ def test_sandboxed_and_in_process_grading_agree(course):
     sandbox or in this process."""
     results = load_results(course)
     release = notebooks.read(course / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    course_secret = secret.course_secret(course)
     for student in ("ada", "ben", "cleo", "ivy", "jon"):
-        nb, _ = submission.load(course / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+        path = course / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        salt = secret.salt(course_secret, ASSIGNMENT, student, path.read_bytes())
+        nb, _ = submission.load(path)
         namespace = {}
         exec("import numpy as np", namespace)
         for cell in submission.inspect(nb, release).notebook.cells:
             if notebooks.is_answer(cell):
                 exec(cell.source, namespace)
-        local = [run_part(suite, name, LocalRunner(namespace, suite.reference)) for name in suite.parts]
+        local = [run_part(suite, name, LocalRunner(namespace, suite.reference), salt) for name in suite.parts]
         remote = results[student]["extra_data"]["parts"]
         for mine, theirs in zip(local, remote):
             assert [(c.score, c.message, c.diagnosis) for c in mine.checks] == \

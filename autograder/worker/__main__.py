@@ -337,9 +337,22 @@ def notebook(data: Channel, shell, limits: dict, isolated: bool) -> None:
         if op == "cell":
             data.send(encode({"seq": seq, **_run_cell(shell, msg["source"])}))
         elif op == "part":
+            _reap_orphans()
             status = _run_part(data, shell.user_ns, msg, limits, isolated)
             data.send(encode({"seq": seq, "event": "part_end", "status": status}))
         elif op == "end":
+            return
+
+
+def _reap_orphans() -> None:
+    """As PID 1 of the submission, the notebook inherits its orphans: reap those that ended, so
+    they do not count against the process limit."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
             return
 
 
