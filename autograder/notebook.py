@@ -12,7 +12,7 @@ from .runners import LocalRunner
 
 
 def hidden_tests(name: str, namespace: dict) -> float:
-    suite = next(lab.suite for lab in map(labs.load, labs.PACKAGES) if name in lab.suite.parts)
+    suite = next(lab.suite for lab in map(labs.load, labs.assignments()) if name in lab.suite.parts)
     result = run_part(suite, name, LocalRunner(namespace, suite.reference))
     print(part_text(result))
     return result.score

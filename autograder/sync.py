@@ -18,14 +18,14 @@ from .worker.invoke import Call, New, Rng, execute
 def derived_files(course: Path) -> dict:
     """{path: text} of every derived file, computed from the sources (reference files first)."""
     files = {}
-    for assignment in labs.PACKAGES:
+    for assignment in labs.assignments():
         notebook = course / "source" / assignment / f"{assignment}.ipynb"
         files[labs.reference_path(assignment)] = notebooks.reference_module(
             notebooks.read(notebook), f"source/{assignment}/{assignment}.ipynb")
-    for assignment in labs.PACKAGES:
+    for assignment in labs.assignments():
         lab = labs.load(assignment)
         files[course / "source" / assignment / lab.HELPER] = helper_source(lab, assignment)
-    files[course / "docs" / "hidden-tests.md"] = checks_page([labs.load(a).suite for a in labs.PACKAGES])
+    files[course / "docs" / "hidden-tests.md"] = checks_page([labs.load(a).suite for a in labs.assignments()])
     return files
 
 

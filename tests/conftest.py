@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder import labs
+
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "lab05_transformers"
 BIN = Path(sys.executable).parent
@@ -32,7 +34,7 @@ def copy_course(dest: Path) -> Path:
 def course(tmp_path_factory) -> Path:
     """A course with the assignment registered in a fresh gradebook."""
     path = copy_course(tmp_path_factory.mktemp("course"))
-    for assignment in ("lab05_transformers", "lab06_training"):
+    for assignment in labs.assignments():
         run_tool("nbgrader", "generate_assignment", assignment, "--force", cwd=path)
     return path
 

@@ -1,20 +1,37 @@
-"""The labs this course grades, by nbgrader assignment name."""
+"""The labs this course grades, found by looking: every package here that names its
+`ASSIGNMENT` is a lab. Adding a lab is adding its package (and its source notebook)."""
+import functools
 import importlib
+import pkgutil
 from pathlib import Path
-
-PACKAGES = {"lab05_transformers": "lab05", "lab06_training": "lab06"}
 
 
 class UnknownAssignment(ValueError):
     pass
 
 
+@functools.cache
+def packages() -> dict:
+    """{nbgrader assignment name: package name}, in the order of the assignment names."""
+    found = {}
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if info.ispkg:
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            if isinstance(getattr(module, "ASSIGNMENT", None), str):
+                found[module.ASSIGNMENT] = info.name
+    return dict(sorted(found.items()))
+
+
+def assignments() -> list:
+    return list(packages())
+
+
 def load(assignment: str):
-    """The lab's package, with `suite`, `CASES` (visible checks) and `HELPER` (file name)."""
-    if assignment not in PACKAGES:
-        raise UnknownAssignment(f"unknown assignment {assignment!r}; known: {', '.join(PACKAGES)}")
-    return importlib.import_module(f"{__name__}.{PACKAGES[assignment]}")
+    """The lab's package: `ASSIGNMENT`, `suite`, `CASES` (visible checks), `HELPER` (file name)."""
+    if assignment not in packages():
+        raise UnknownAssignment(f"unknown assignment {assignment!r}; known: {', '.join(packages())}")
+    return importlib.import_module(f"{__name__}.{packages()[assignment]}")
 
 
 def reference_path(assignment: str) -> Path:
-    return Path(__file__).parent / PACKAGES[assignment] / "reference.py"
+    return Path(__file__).parent / packages()[assignment] / "reference.py"
