@@ -111,7 +111,7 @@ seen["fignums"] = plt.get_fignums()
 line, = ax2.plot([0, 1, 2], [3.0, 1.0, 2.0])
 seen["ydata"] = line.get_ydata().tolist()
 data = np.arange(4.0)
-handles = ax2.plot(data)
+handles = plt.subplots()[1].plot(data, label=["before"])
 data[:] = -1
 seen["plotted before the change"] = handles[0].get_ydata().tolist()
 twin2 = ax2.twinx()
