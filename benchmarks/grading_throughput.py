@@ -4,8 +4,9 @@ Builds N submissions of one lab, grades the same set with each tool in its own c
 course, in one run, checks that the verdicts agree, and prints for each tool the wall time, the
 per-submission worker time (median and 95th percentile of `execution_time` in results.json:
 the slot's wall time for one submission), the CPU seconds per submission of the grading
-command's own process and of everything it started, and the ratios. The machine may be shared:
-wall times are then noisy, CPU seconds much less so.
+command's own process and of everything it started (counted in a control group where the
+machine allows one: the sandboxed workers are no process's waited-for children), and the
+ratios. The machine may be shared: wall times are then noisy, CPU seconds much less so.
 
 The main process of `attnlab grade` is serial; with `m` its CPU seconds per submission and `w`
 the CPU seconds per submission of everything else, no number of workers can grade faster than
@@ -124,16 +125,56 @@ def _reap_orphans() -> None:
             return
 
 
+class CpuGroup:
+    """A control group that the measured command and everything it starts run in: its CPU time
+    counts the sandboxed workers too, which no parent waits for (they die with their slot). Needs
+    a writable cgroup hierarchy (v2, or v1's cpuacct); otherwise None, and resource usage is used."""
+
+    def __init__(self, root: Path, procs: str, usage):
+        self.path = root / f"attnlab-bench-{os.getpid()}-{time.monotonic_ns()}"
+        self.path.mkdir()
+        self.procs, self.usage = self.path / procs, usage
+
+    @classmethod
+    def make(cls):
+        mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
+        for _, where, kind, options, *_ in mounts:
+            try:
+                if kind == "cgroup2":
+                    return cls(Path(where), "cgroup.procs", lambda p: int(
+                        dict(line.split() for line in (p / "cpu.stat").read_text().splitlines())["usage_usec"]) / 1e6)
+                if kind == "cgroup" and "cpuacct" in options.split(","):
+                    return cls(Path(where), "cgroup.procs", lambda p: int((p / "cpuacct.usage").read_text()) / 1e9)
+            except OSError:
+                continue
+        return None
+
+    def enter(self) -> None:   # in the child, before exec
+        self.procs.write_text(str(os.getpid()))
+
+    def seconds(self) -> float:
+        value = self.usage(self.path)
+        for _ in range(100):
+            try:
+                self.path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.05)
+        return value
+
+
 def measured(command: list, cwd: Path) -> dict:
     """Run `command`; its wall time, its stderr, and the CPU seconds of it and all it started."""
+    group = CpuGroup.make()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, preexec_fn=group and group.enter)
     wall = time.perf_counter() - start
     _reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return {"wall": wall, "cpu": cpu, "stderr": done.stderr, "code": done.returncode}
+    cpu = group.seconds() if group else \
+        after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"wall": wall, "cpu": cpu, "stderr": done.stderr, "code": done.returncode, "cgroup": group is not None}
 
 
 def attnlab(course: Path, lab: str, jobs: int, force: bool = True) -> dict:
@@ -216,7 +257,9 @@ def main() -> int:
             nbgrader_scores = theirs(course, lab, graded[2])
 
     print(f"{lab}: {n} submissions ({kinds['correct']} correct, {kinds['wrong']} with one mistake, "
-          f"{kinds['stub']} stubs); {os.cpu_count()} cores")
+          f"{kinds['stub']} stubs); {os.cpu_count()} cores; CPU seconds from "
+          + ("a control group (every process, sandboxed workers included)" if runs["attnlab grade --jobs 1"]["cgroup"]
+             else "resource usage of waited-for children (NOT the sandboxed workers)"))
     print(f"{'':28}{'wall s':>8}{'s/sub':>8}{'worker s/sub':>16}{'CPU s/sub':>20}")
     print(f"{'':28}{'':>8}{'':>8}{'median':>8}{'p95':>8}{'main':>10}{'all':>10}")
     for name, run in runs.items():
