@@ -38,15 +38,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 _UNSET = object()
-# pyplot functions that read or change state outside the figures, or write files: they run for
-# real, after the pending calls.
-_EAGER = {"ginput", "waitforbuttonpress", "pause", "imsave", "imread", "fignum_exists",
-          "get_fignums", "get_figlabels", "get_current_fig_manager", "getp", "get", "setp", "connect",
-          "disconnect", "ion", "ioff", "isinteractive", "rc", "rc_context", "rcdefaults", "set_cmap",
-          "switch_backend", "new_figure_manager", "subplot_tool", "xkcd", "install_repl_displayhook",
-          "uninstall_repl_displayhook", "draw_if_interactive", "autumn", "bone", "cool", "copper",
-          "flag", "gray", "hot", "hsv", "inferno", "jet", "magma", "nipy_spectral", "pink",
-          "plasma", "prism", "spring", "summer", "viridis", "winter"}
+_EAGER = {"ginput", "waitforbuttonpress"}     # named like drawing methods, but they wait for input
 _PURE = {"get_cmap", "get_plot_commands", "set_loglevel"}     # touch no figure: run as they are
 _STATE = {"box", "clim", "close", "figlegend", "figtext", "gcf", "gci", "sci", "polar", "rgrids",
           "thetagrids", "subplot", "subplot2grid", "title", "xlabel", "xlim", "xscale", "xticks",
@@ -334,7 +326,7 @@ def _show(*args, **kwargs):
     return plt.close("all")
 
 
-def install(shell=None) -> bool:
+def install(shell) -> bool:
     """Make pyplot record instead of draw (under autograde); True if installed."""
     if os.environ.get("NBGRADER_EXECUTION") != "autograde" or os.environ.get("ATTNLAB_DRAWING") == "real":
         return False
@@ -349,7 +341,7 @@ def install(shell=None) -> bool:
             setattr(plt, name, _recorded(_show))
         elif name in drawing_api and name not in _EAGER:
             setattr(plt, name, _recorded(function))
-        elif function.__module__ == plt.__name__:
+        elif function.__module__ == plt.__name__:   # state outside the figures (rc, colormaps, I/O)
             setattr(plt, name, _eager(function))
     rc_set = matplotlib.RcParams.__setitem__
 
@@ -358,8 +350,6 @@ def install(shell=None) -> bool:
             _replay()
         rc_set(params, key, value)
     matplotlib.RcParams.__setitem__ = set_rc
-    if shell is not None:             # a cell ending in a drawing call: its stand-in is not displayed
-        compute = shell.displayhook.compute_format_data
-        shell.displayhook.compute_format_data = \
-            lambda result: ({}, {}) if type(result) is Stub else compute(result)
+    compute = shell.displayhook.compute_format_data   # a cell ending in a drawing call: no display
+    shell.displayhook.compute_format_data = lambda result: ({}, {}) if type(result) is Stub else compute(result)
     return True
