@@ -45,9 +45,8 @@ sys.__stdout__.write("\n" + json.dumps(report, default=repr))
 """
 
 
-def run_cells(cells: list, cwd: Path, drawing: str = "null") -> dict:
-    env = {**os.environ, "NBGRADER_EXECUTION": "autograde", "MPLBACKEND": "Agg",
-           "ATTNLAB_DRAWING": drawing}
+def run_cells(cells: list, cwd: Path, drawing: str = "null", execution: str = "autograde") -> dict:
+    env = {**os.environ, "NBGRADER_EXECUTION": execution, "MPLBACKEND": "Agg", "ATTNLAB_DRAWING": drawing}
     done = subprocess.run([sys.executable, "-c", HARNESS, str(ROOT / "autograder")], input=json.dumps(cells),
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -180,6 +179,12 @@ ax.set_title("still running")
     assert null["cells"][1]["error"].startswith("TypeError('Invalid shape")
     real = run_cells(cells, tmp_path, drawing="real")
     assert real["cells"][0]["error"].startswith("TypeError('Invalid shape")
+
+
+def test_outside_autograde_every_plot_is_drawn(tmp_path):
+    """In JupyterLab (and under any other NBGRADER_EXECUTION) matplotlib is left alone."""
+    report = run_cells(DRAW_ONLY, tmp_path, execution="")
+    assert all(c["artists"] > 50 for c in report["cells"][1:])
 
 
 @pytest.mark.parametrize("lab", ["lab05_transformers", "lab06_training"])
