@@ -138,6 +138,10 @@ plt.title("state")
 seen["title via gca"] = plt.gca().get_title()
 seen["xlim via pyplot"] = [float(v) for v in plt.xlim()]
 seen["shape"] = [np.shape(plt.subplots(3, 1)[1]), np.shape(plt.subplots(1, 1, squeeze=False)[1])]
+with plt.style.context("ggplot"):
+    styled = plt.subplots()[1]
+    styled.plot([1, 2])
+seen["styled"] = [styled.get_facecolor(), styled.get_lines()[0].get_color()]
     """,
 ]
 

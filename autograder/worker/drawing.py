@@ -22,6 +22,7 @@ where it was made; nothing is ever raised at the call itself.
 
 `ATTNLAB_DRAWING=real` in the worker's environment leaves matplotlib alone.
 """
+import contextlib
 import datetime
 import decimal
 import fractions
@@ -350,6 +351,16 @@ def install(shell) -> bool:
             _replay()
         rc_set(params, key, value)
     matplotlib.RcParams.__setitem__ = set_rc
+    rc_context = matplotlib.rc_context
+
+    @contextlib.contextmanager
+    def built_in_context(*args, **kwargs):   # what is drawn under a style is built with that style
+        with rc_context(*args, **kwargs):
+            try:
+                yield
+            finally:
+                _replay()
+    matplotlib.rc_context = built_in_context
     compute = shell.displayhook.compute_format_data   # a cell ending in a drawing call: no display
     shell.displayhook.compute_format_data = lambda result: ({}, {}) if type(result) is Stub else compute(result)
     return True
