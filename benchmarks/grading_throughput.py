@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -201,7 +201,7 @@ def theirs(course: Path, lab: str, students) -> dict:
         for student in students:
             try:
                 nb = gb.find_submission_notebook(lab, lab, student)
-            except Exception:  # nbgrader gave up on this submission
+            except MissingEntry:  # nbgrader gave up on this submission
                 out[student] = {}
                 continue
             out[student] = {g.name[len("test_"):]: g.score for g in nb.grades}
@@ -242,7 +242,7 @@ def main() -> int:
     points = {name: part.points for name, part in labs.load(lab).suite.parts.items()}
     submissions = synthetic_class(lab, n, args.mix)
     kinds = {k: sum(s.endswith(k) for s in submissions) for k in ("correct", "wrong", "stub")}
-    runs, graded = {}, {}
+    runs, graded, nbgrader_scores = {}, {}, None
     with tempfile.TemporaryDirectory(prefix="attnlab-bench-") as tmp:
         base = make_course(Path(tmp) / "base", lab)
         for jobs in (1, 2):
@@ -255,7 +255,11 @@ def main() -> int:
             course = submit(shutil.copytree(base, Path(tmp) / "nbgrader", symlinks=True), lab, submissions)
             runs["nbgrader autograde"] = measured([str(BIN / "nbgrader"), "autograde", lab], course)
             nbgrader_scores = theirs(course, lab, graded[2])
+    return report(lab, kinds, runs, startup, graded, nbgrader_scores, points)
 
+
+def report(lab: str, kinds: dict, runs: dict, startup: dict, graded: dict, nbgrader_scores, points: dict) -> int:
+    n = sum(kinds.values())
     print(f"{lab}: {n} submissions ({kinds['correct']} correct, {kinds['wrong']} with one mistake, "
           f"{kinds['stub']} stubs); {os.cpu_count()} cores; CPU seconds from "
           + ("a control group (every process, sandboxed workers included)" if runs["attnlab grade --jobs 1"]["cgroup"]
@@ -276,12 +280,12 @@ def main() -> int:
         print(f"Amdahl limit: at most {1 / per_sub:.0f} submissions/s, at most {(per_sub + rest) / per_sub:.0f}x "
               "the throughput of one worker")
     print(f"--jobs 1 / --jobs 2: {one['wall'] / two['wall']:.2f}x wall")
-    if "nbgrader autograde" in runs:
+    if nbgrader_scores is not None:
         theirs_run = runs["nbgrader autograde"]
         print(f"nbgrader / --jobs 2: {theirs_run['wall'] / two['wall']:.1f}x wall, "
               f"{theirs_run['cpu'] / two['cpu']:.1f}x CPU; nbgrader / --jobs 1: {theirs_run['wall'] / one['wall']:.1f}x wall")
     disagreements = [(s, "jobs 1 vs 2", graded[1].get(s), p) for s, p in graded[2].items() if graded[1].get(s) != p]
-    if "nbgrader autograde" in runs:
+    if nbgrader_scores is not None:
         same, double_penalty, other = compare(graded[2], nbgrader_scores, points)
         disagreements += other
         print(f"verdicts per part: {same} identical, {double_penalty} zeroed by nbgrader for a mistake in the "
