@@ -1,20 +1,38 @@
-"""Grading throughput: `attnlab grade --jobs 2` against plain `nbgrader autograde`, one run.
+"""Grading throughput: plain `nbgrader autograde` against `attnlab grade --jobs 1` and `--jobs 2`.
 
-Builds N synthetic Lab 05 submissions (correct ones, partly wrong ones taken from the example
-class, and untouched stubs), grades the same set with both tools in two copies of the course,
-checks that the honest verdicts agree, and prints both wall times and their ratio.
+Builds N submissions of one lab, grades the same set with each tool in its own copy of the
+course, in one run, checks that the verdicts agree, and prints for each tool the wall time, the
+per-submission worker time (median and 95th percentile of `execution_time` in results.json:
+the slot's wall time for one submission), the CPU seconds per submission of the grading
+command's own process and of everything it started (counted in a control group where the
+machine allows one: the sandboxed workers are no process's waited-for children), and the
+ratios. The machine may be shared: wall times are then noisy, CPU seconds much less so.
+
+The main process of `attnlab grade` is serial; with `m` its CPU seconds per submission and `w`
+the CPU seconds per submission of everything else, no number of workers can grade faster than
+one submission per `m` seconds, and the speed-up over one worker is bounded by (m + w) / m
+(Amdahl's law).
+
+Mixes: `full` (the default) is what a real class hands in: every submission fully answered,
+a third correct and the rest with one realistic mistake each, taken in turn from the mutant
+bank (tests/mutants, tests/mutants06). `stubs` is 40 % correct, 40 % with one mistake, 20 %
+untouched stubs (which grade in no time).
 
 Agreement, per student and part: nbgrader runs the same hidden suite inside the notebook, so its
 score equals ours, except that a failing visible check zeroes the whole test cell. Such a zero
 is expected when our grader also found the part wrong, or when an earlier part is wrong (the
 visible checks use the student's own earlier parts: the double penalty our grader avoids).
-Anything else is a disagreement.
+Anything else is a disagreement, and so is any difference between `--jobs 1` and `--jobs 2`.
 
-    python benchmarks/grading_throughput.py [--n 100] [--jobs 2]
+    python benchmarks/grading_throughput.py [--lab lab05_transformers] [--n 36] [--mix full|stubs]
 """
 import argparse
-import csv
+import ctypes
 import json
+import os
+import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,60 +40,170 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from autograder import demo, examples, labs, notebooks  # noqa: E402
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from autograder import examples, labs, notebooks  # noqa: E402
+from autograder.course import scripts_on_path  # noqa: E402
 
-ASSIGNMENT = demo.ASSIGNMENT
 BIN = Path(sys.executable).parent
-WRONG = ("ben", "cleo", "dev", "ivy", "jon")
+LABS = ("lab05_transformers", "lab06_training")
+_PR_SET_CHILD_SUBREAPER = 36
+
+# Run `attnlab grade` and report its own CPU seconds (the main process only) on stderr's last line.
+GRADE = """import json, resource, sys
+sys.path.insert(0, sys.argv.pop(1))
+from autograder.cli import main
+code = main(sys.argv[1:])
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"main_cpu": usage.ru_utime + usage.ru_stime}), file=sys.stderr)
+sys.exit(code)
+"""
 
 
-def synthetic_class(course: Path, n: int) -> dict:
-    """{student: notebook text}: 40% correct, 40% partly wrong, 20% stubs."""
-    release = notebooks.read(course / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
-    key = notebooks.read(course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+def mutant_bank(lab: str) -> list:
+    """The wrong answers of `lab`'s mutant bank, interleaved across parts."""
+    package = __import__("mutants" if lab == LABS[0] else "mutants06")
+    modules = [__import__(f"{package.__name__}.{name}", fromlist=["WRONG"])
+               for name in sorted(n[:-3] for n in os.listdir(package.__path__[0])
+                                  if n.endswith(".py") and n != "__init__.py")]
+    by_part = [list(m.WRONG) for m in modules]
+    bank = []
+    while any(by_part):
+        bank += [wrongs.pop(0) for wrongs in by_part if wrongs]
+    return bank
+
+
+def synthetic_class(lab: str, n: int, mix: str) -> dict:
+    """{student: notebook text}; the student's name says what kind of submission it is."""
+    release = notebooks.read(ROOT / "assignments" / lab / f"{lab}.ipynb")
+    key = notebooks.read(ROOT / "solutions" / lab / f"{lab}.ipynb")
     solved = {g: notebooks.without_markers(c) for g, c in notebooks.answer_cells(key).items()}
-    folder = examples.EXAMPLES / ASSIGNMENT
-    wrong = [examples.parse_answers((folder / f"{name}.py").read_text()) for name in WRONG]
-    submissions = {}
+    bank = mutant_bank(lab)
+    kinds = ("correct", "wrong", "wrong") if mix == "full" else ("correct", "correct", "wrong", "wrong", "stub")
+    submissions, wrong = {}, 0
     for i in range(n):
-        kind = ("correct", "correct", "wrong", "wrong", "stub")[i % 5]
-        answers = {"correct": solved, "stub": {}, "wrong": {**solved, **wrong[i % len(wrong)]}}[kind]
+        kind = kinds[i % len(kinds)]
+        if kind == "wrong":
+            mutant = bank[wrong % len(bank)]
+            wrong += 1
+            answers = {**solved, mutant.part: mutant.code}
+        else:
+            answers = solved if kind == "correct" else {}
         submissions[f"s{i:03d}_{kind}"] = nbformat.writes(examples.fill(release, answers))
     return submissions
 
 
-def make_course(where: Path, submissions: dict) -> Path:
-    course = demo.new_course(ROOT, where)
+def make_course(where: Path, lab: str) -> Path:
+    """A course directory with `lab` released (nbgrader generate_assignment)."""
+    where.mkdir(parents=True)
+    shutil.copy(ROOT / "nbgrader_config.py", where)
+    for name in ("source", "assignments", "solutions"):
+        shutil.copytree(ROOT / name / lab, where / name / lab)
+    done = subprocess.run([str(BIN / "nbgrader"), "generate_assignment", lab, "--force"], cwd=where,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"nbgrader generate_assignment failed:\n{done.stderr[-3000:]}")
+    return where
+
+
+def submit(course: Path, lab: str, submissions: dict) -> Path:
     for student, text in submissions.items():
-        folder = course / "submitted" / student / ASSIGNMENT
+        folder = course / "submitted" / student / lab
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{ASSIGNMENT}.ipynb").write_text(text)
+        (folder / f"{lab}.ipynb").write_text(text)
     return course
 
 
-def timed(command: list, cwd: Path) -> float:
+def _reap_orphans() -> None:
+    """Wait for every descendant (orphans come back to us), so that their CPU time is counted."""
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+
+
+class CpuGroup:
+    """A control group that the measured command and everything it starts run in: its CPU time
+    counts the sandboxed workers too, which no parent waits for (they die with their slot). Needs
+    a writable cgroup hierarchy (v2, or v1's cpuacct); otherwise None, and resource usage is used."""
+
+    def __init__(self, root: Path, procs: str, usage):
+        self.path = root / f"attnlab-bench-{os.getpid()}-{time.monotonic_ns()}"
+        self.path.mkdir()
+        self.procs, self.usage = self.path / procs, usage
+
+    @classmethod
+    def make(cls):
+        mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
+        for _, where, kind, options, *_ in mounts:
+            try:
+                if kind == "cgroup2":
+                    return cls(Path(where), "cgroup.procs", lambda p: int(
+                        dict(line.split() for line in (p / "cpu.stat").read_text().splitlines())["usage_usec"]) / 1e6)
+                if kind == "cgroup" and "cpuacct" in options.split(","):
+                    return cls(Path(where), "cgroup.procs", lambda p: int((p / "cpuacct.usage").read_text()) / 1e9)
+            except OSError:
+                continue
+        return None
+
+    def enter(self) -> None:   # in the child, before exec
+        self.procs.write_text(str(os.getpid()))
+
+    def seconds(self) -> float:
+        value = self.usage(self.path)
+        for _ in range(100):
+            try:
+                self.path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.05)
+        return value
+
+
+def measured(command: list, cwd: Path) -> dict:
+    """Run `command`; its wall time, its stderr, and the CPU seconds of it and all it started."""
+    group = CpuGroup.make()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=False, capture_output=True)
-    return time.perf_counter() - start
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, preexec_fn=group and group.enter)
+    wall = time.perf_counter() - start
+    _reap_orphans()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = group.seconds() if group else \
+        after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"wall": wall, "cpu": cpu, "stderr": done.stderr, "code": done.returncode, "cgroup": group is not None}
 
 
-def ours(course: Path) -> dict:
+def attnlab(course: Path, lab: str, jobs: int, force: bool = True) -> dict:
+    command = [sys.executable, "-c", GRADE, str(ROOT), "grade", lab, "--jobs", str(jobs), "--quiet"]
+    run = measured(command + (["--force"] if force else []), course)
+    last = run["stderr"].strip().splitlines()[-1] if run["stderr"].strip() else "{}"
+    run["main_cpu"] = json.loads(last).get("main_cpu", float("nan")) if last.startswith("{") else float("nan")
+    run["worker"] = sorted(json.loads(p.read_text())["execution_time"]
+                           for p in (course / "autograded").glob(f"*/{lab}/results.json"))
+    return run
+
+
+def ours(course: Path, lab: str) -> dict:
     out = {}
-    for path in (course / "autograded").glob(f"*/{ASSIGNMENT}/results.json"):
+    for path in (course / "autograded").glob(f"*/{lab}/results.json"):
         data = json.loads(path.read_text())
         out[path.parts[-3]] = {p["name"]: p["score"] for p in data["extra_data"]["parts"]}
     return out
 
 
-def theirs(course: Path, students) -> dict:
+def theirs(course: Path, lab: str, students) -> dict:
     out = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for student in students:
-            nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+            try:
+                nb = gb.find_submission_notebook(lab, lab, student)
+            except MissingEntry:  # nbgrader gave up on this submission
+                out[student] = {}
+                continue
             out[student] = {g.name[len("test_"):]: g.score for g in nb.grades}
     return out
 
@@ -86,7 +214,7 @@ def compare(a: dict, b: dict, points: dict) -> tuple:
     order = list(points)
     for student, parts in a.items():
         for name, score in parts.items():
-            other = b[student].get(name)
+            other = b.get(student, {}).get(name)
             earlier_wrong = any(parts[p] < points[p] for p in order[:order.index(name)])
             if other == score:
                 same += 1
@@ -97,35 +225,78 @@ def compare(a: dict, b: dict, points: dict) -> tuple:
     return same, double_penalty, disagreements
 
 
+def percentile(values: list, q: float) -> float:
+    return sorted(values)[min(len(values) - 1, round(q * (len(values) - 1)))] if values else float("nan")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=100)
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--lab", choices=LABS, default=LABS[0])
+    parser.add_argument("--n", type=int, default=36)
+    parser.add_argument("--mix", choices=("full", "stubs"), default="full")
+    parser.add_argument("--skip-nbgrader", action="store_true", help="time attnlab only (no ratio to nbgrader)")
     args = parser.parse_args()
-    points = {name: part.points for name, part in labs.load(ASSIGNMENT).suite.parts.items()}
-    with tempfile.TemporaryDirectory(prefix="attnlab-bench-") as tmp:
-        tmp = Path(tmp)
-        submissions = synthetic_class(ROOT, args.n)
-        ours_course = make_course(tmp / "attnlab", submissions)
-        theirs_course = make_course(tmp / "nbgrader", submissions)
-        t_ours = timed([str(BIN / "attnlab"), "grade", ASSIGNMENT, "--jobs", str(args.jobs), "--quiet"], ours_course)
-        t_theirs = timed([str(BIN / "nbgrader"), "autograde", ASSIGNMENT], theirs_course)
-        a = ours(ours_course)
-        b = theirs(theirs_course, a)
-        same, double_penalty, disagreements = compare(a, b, points)
-        totals = {kind: sorted({sum(p.values()) for s, p in a.items() if s.endswith(kind)})
-                  for kind in ("correct", "stub")}
+    lab, n = args.lab, args.n
+    scripts_on_path()
+    ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    points = {name: part.points for name, part in labs.load(lab).suite.parts.items()}
+    submissions = synthetic_class(lab, n, args.mix)
     kinds = {k: sum(s.endswith(k) for s in submissions) for k in ("correct", "wrong", "stub")}
-    print(f"submissions: {args.n} ({kinds['correct']} correct, {kinds['wrong']} partly wrong, {kinds['stub']} stubs)")
-    print(f"attnlab grade --jobs {args.jobs}: {t_ours:7.1f} s  ({t_ours / args.n:.3f} s per submission)")
-    print(f"nbgrader autograde:      {t_theirs:7.1f} s  ({t_theirs / args.n:.3f} s per submission)")
-    print(f"speed-up: {t_theirs / t_ours:.1f}x")
-    print(f"verdicts per part: {same} identical, {double_penalty} zeroed by nbgrader for a mistake in the "
-          f"part or an earlier part (double penalty), {len(disagreements)} disagreements")
+    runs, graded, nbgrader_scores = {}, {}, None
+    with tempfile.TemporaryDirectory(prefix="attnlab-bench-") as tmp:
+        base = make_course(Path(tmp) / "base", lab)
+        for jobs in (1, 2):
+            course = submit(shutil.copytree(base, Path(tmp) / f"jobs{jobs}", symlinks=True), lab, submissions)
+            runs[f"attnlab grade --jobs {jobs}"] = attnlab(course, lab, jobs)
+            graded[jobs] = ours(course, lab)
+            if jobs == 1:
+                startup = attnlab(course, lab, 1, force=False)   # nothing to grade: start-up and class files
+        if not args.skip_nbgrader:
+            course = submit(shutil.copytree(base, Path(tmp) / "nbgrader", symlinks=True), lab, submissions)
+            runs["nbgrader autograde"] = measured([str(BIN / "nbgrader"), "autograde", lab], course)
+            nbgrader_scores = theirs(course, lab, graded[2])
+    return report(lab, kinds, runs, startup, graded, nbgrader_scores, points)
+
+
+def report(lab: str, kinds: dict, runs: dict, startup: dict, graded: dict, nbgrader_scores, points: dict) -> int:
+    n = sum(kinds.values())
+    print(f"{lab}: {n} submissions ({kinds['correct']} correct, {kinds['wrong']} with one mistake, "
+          f"{kinds['stub']} stubs); {os.cpu_count()} cores; CPU seconds from "
+          + ("a control group (every process, sandboxed workers included)" if runs["attnlab grade --jobs 1"]["cgroup"]
+             else "resource usage of waited-for children (NOT the sandboxed workers)"))
+    print(f"{'':28}{'wall s':>8}{'s/sub':>8}{'worker s/sub':>16}{'CPU s/sub':>20}")
+    print(f"{'':28}{'':>8}{'':>8}{'median':>8}{'p95':>8}{'main':>10}{'all':>10}")
+    for name, run in runs.items():
+        worker = run.get("worker", [])
+        med = f"{statistics.median(worker):8.3f}{percentile(worker, 0.95):8.3f}" if worker else f"{'':>16}"
+        main_cpu = f"{run['main_cpu'] / n:10.3f}" if "main_cpu" in run else f"{'':>10}"
+        print(f"{name:28}{run['wall']:8.1f}{run['wall'] / n:8.3f}{med}{main_cpu}{run['cpu'] / n:10.3f}")
+    one, two = runs["attnlab grade --jobs 1"], runs["attnlab grade --jobs 2"]
+    per_sub = (two["main_cpu"] - startup["main_cpu"]) / n
+    rest = (two["cpu"] - two["main_cpu"]) / n
+    print(f"main process: {startup['main_cpu']:.2f} CPU s start-up and class files, {per_sub:.4f} CPU s per "
+          f"submission; everything else {rest:.3f} CPU s per submission")
+    if per_sub > 0:
+        print(f"Amdahl limit: at most {1 / per_sub:.0f} submissions/s, at most {(per_sub + rest) / per_sub:.0f}x "
+              "the throughput of one worker")
+    print(f"--jobs 1 / --jobs 2: {one['wall'] / two['wall']:.2f}x wall")
+    if nbgrader_scores is not None:
+        theirs_run = runs["nbgrader autograde"]
+        print(f"nbgrader / --jobs 2: {theirs_run['wall'] / two['wall']:.1f}x wall, "
+              f"{theirs_run['cpu'] / two['cpu']:.1f}x CPU; nbgrader / --jobs 1: {theirs_run['wall'] / one['wall']:.1f}x wall")
+    disagreements = [(s, "jobs 1 vs 2", graded[1].get(s), p) for s, p in graded[2].items() if graded[1].get(s) != p]
+    if nbgrader_scores is not None:
+        same, double_penalty, other = compare(graded[2], nbgrader_scores, points)
+        disagreements += other
+        print(f"verdicts per part: {same} identical, {double_penalty} zeroed by nbgrader for a mistake in the "
+              f"part or an earlier part (double penalty), {len(other)} disagreements")
+    print(f"--jobs 1 and --jobs 2 verdicts identical: {graded[1] == graded[2]}")
+    totals = {kind: sorted({sum(p.values()) for s, p in graded[2].items() if s.endswith(kind)})
+              for kind in ("correct", "stub")}
     print(f"attnlab totals: correct {totals['correct']}, stubs {totals['stub']}")
     for d in disagreements[:10]:
         print("  disagreement:", d)
-    return 1 if disagreements or len(a) != args.n else 0
+    return 1 if disagreements or any(len(g) != n for g in graded.values()) else 0
 
 
 if __name__ == "__main__":
