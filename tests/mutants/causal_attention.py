@@ -97,7 +97,7 @@ WRONG = [
             weights = softmax(Q @ K.T / np.sqrt(d_k) + mask)
             return weights @ V, weights
     '''),
-    wrong(PART, "return_forgotten", None, '''
+    wrong(PART, "return_forgotten", "no_return", '''
         def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
             n, d_k = Q.shape
             scores = Q @ K.T / np.sqrt(d_k) + np.triu(np.full((n, n), -np.inf), k=1)

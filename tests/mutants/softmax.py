@@ -8,7 +8,7 @@ WRONG = [
         def softmax(z: np.ndarray) -> np.ndarray:
             return np.exp(z) / np.sum(np.exp(z), axis=-1, keepdims=True)
     '''),
-    wrong(PART, "shift_in_place", None, '''
+    wrong(PART, "shift_in_place", "in_place", '''
         def softmax(z: np.ndarray) -> np.ndarray:
             z -= np.max(z, axis=-1, keepdims=True)  # stability trick
             e = np.exp(z)

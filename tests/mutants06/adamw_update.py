@@ -108,7 +108,7 @@ WRONG = [
             m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
             return p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
     ''')),
-    wrong(PART, "in_place_state", None, adamw('''
+    wrong(PART, "in_place_state", "in_place", adamw('''
             b1, b2 = betas
             m *= b1
             m += (1 - b1) * g

@@ -92,7 +92,7 @@ WRONG = [
         dx="    dx = dq @ W_Q + dk @ W_K + dv @ W_V\n")),
     wrong(PART, "merged_by_reshape", "merge_without_transpose", variant(
         merge="    dq, dk, dv = (d.reshape(B, T, C) for d in (dq, dk, dv))\n")),
-    wrong(PART, "dout_modified", None, '''
+    wrong(PART, "dout_modified", "in_place", '''
         def attention_backward(dout, x, W_Q, W_K, W_V, W_O, n_heads):
             B, T, C = x.shape
             q, k, v = (split_heads(x @ W, n_heads) for W in (W_Q, W_K, W_V))

@@ -71,7 +71,7 @@ WRONG = [
             log_probs = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
             return float(-log_probs[:, targets].mean())
     '''),
-    wrong(PART, "shifted_in_place", None, '''
+    wrong(PART, "shifted_in_place", "in_place", '''
         def cross_entropy(logits, targets):
             logits -= logits.max(axis=-1, keepdims=True)
             log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))

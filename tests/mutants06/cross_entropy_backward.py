@@ -49,7 +49,7 @@ WRONG = [
             probs = e / e.sum(axis=-1, keepdims=True)
             return (probs - np.eye(logits.shape[-1])[targets]) / targets.size
     '''),
-    wrong(PART, "softmax_in_place", None, '''
+    wrong(PART, "softmax_in_place", "in_place", '''
         def cross_entropy_backward(logits, targets):
             logits -= logits.max(axis=-1, keepdims=True)
             np.exp(logits, out=logits)

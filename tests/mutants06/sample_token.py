@@ -45,14 +45,14 @@ WRONG = [
             probs = next_token_probs(logits, temperature, top_k, top_p)
             return rng.choice(len(probs), size=1, p=probs)
     '''),
-    wrong(PART, "global_generator", None, '''
+    wrong(PART, "global_generator", "foreign_rng", '''
         def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
             if greedy:
                 return int(np.argmax(logits))
             probs = next_token_probs(logits, temperature, top_k, top_p)
             return int(np.random.choice(len(probs), p=probs))
     '''),
-    wrong(PART, "own_fixed_generator", None, '''
+    wrong(PART, "own_fixed_generator", "foreign_rng", '''
         def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
             if greedy:
                 return int(np.argmax(logits))

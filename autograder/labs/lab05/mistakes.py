@@ -474,6 +474,23 @@ def single_precision_ln(x, gamma=None, beta=None, eps=1e-5):
     return R.layer_norm(np.asarray(x, dtype=np.float32), gamma, beta, eps)
 
 
+@mistake("layer_norm", "gamma and beta are used as given, but they default to None, and arithmetic "
+         "with None raises a TypeError: the defaults stand for the identity scale and a zero shift",
+         fix="gamma = np.ones(x.shape[-1]) if gamma is None else gamma (and zeros for beta)")
+def defaults_left_none(x, gamma=None, beta=None, eps=1e-5):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return gamma * (x - mu) / np.sqrt(var + eps) + beta
+
+
+@mistake("layer_norm", "beta is used whenever gamma is given, but each may be given alone: beta is "
+         "None here, and adding None raises a TypeError",
+         fix="replace gamma and beta separately: beta = np.zeros(x.shape[-1]) if beta is None else beta")
+def beta_assumed_with_gamma(x, gamma=None, beta=None, eps=1e-5):
+    x_hat = _ln(x, eps=eps)
+    return gamma * x_hat + beta if gamma is not None else x_hat
+
+
 @mistake("layer_norm", "gamma and beta are ignored")
 def affine_ignored(x, gamma=None, beta=None, eps=1e-5):
     return _ln(x, eps=eps)

@@ -818,25 +818,49 @@ def _top_k(probs, k):
     return np.argsort(-probs, kind="stable")[:k]
 
 
-_inclusive = _sorted_cut(lambda total, _, q: np.arange(len(total)) <= np.searchsorted(total, q - 1e-12))
+_inclusive = _sorted_cut(lambda total, _, q: np.arange(len(total)) <= np.searchsorted(total, q))
 
 
-def _probs(logits, temperature=1.0, top_k=None, top_p=None, top_k_rule=_top_k, nucleus=_inclusive):
-    """next_token_probs with pluggable top-k and top-p rules, each giving the indices to keep."""
+def _probs(logits, temperature=1.0, top_k=None, top_p=None, top_k_rule=_top_k, nucleus=_inclusive,
+           after_top_k=True):
+    """next_token_probs with pluggable top-k and top-p rules, each giving the indices to keep;
+    top-p measures the renormalised top-k distribution (`after_top_k`) or the one before it."""
     probs = _softmax(np.asarray(logits, dtype=np.float64) / temperature)
     keep = np.ones(len(probs), dtype=bool)
-    for rule, setting in ((top_k_rule, top_k), (nucleus, top_p)):
-        if setting is not None:
-            chosen = np.zeros(len(probs), dtype=bool)
-            chosen[rule(probs, setting)] = True
-            keep &= chosen
+    if top_k is not None:
+        keep[:] = False
+        keep[top_k_rule(probs, top_k)] = True
+    if top_p is not None:
+        chosen = np.zeros(len(probs), dtype=bool)
+        chosen[nucleus(_kept(probs, keep) if after_top_k else probs, top_p)] = True
+        keep &= chosen
     return _kept(probs, keep)
 
 
-@mistake("next_token_probs", "top-p keeps tokens while the total is below p and drops the one that "
-         "reaches it: the smallest set whose total is >= p includes the token that crosses p")
+@mistake("next_token_probs", "top-p adds up the probabilities from before top-k: in the sequence "
+         "temperature, then top-k, then top-p, the running total is measured on the k kept tokens "
+         "after they are renormalised",
+         fix="renormalise the top-k probabilities (divide by their sum) before the cumulative sum of top-p")
+def top_p_before_top_k(logits, temperature=1.0, top_k=None, top_p=None):
+    return _probs(logits, temperature, top_k, top_p, after_top_k=False)
+
+
+@mistake("next_token_probs", "top-p stops before the token whose running total reaches p: the "
+         "smallest set whose total is >= p includes that token",
+         fix="keep tokens 0..j where j is the first index with cumsum >= top_p "
+             "(np.searchsorted(cumsum, top_p) + 1 tokens)")
 def nucleus_exclusive(logits, temperature=1.0, top_k=None, top_p=None):
-    return _probs(logits, temperature, top_k, top_p, nucleus=_sorted_cut(lambda total, _, q: total < q))
+    return _probs(logits, temperature, top_k, top_p,
+                  nucleus=_sorted_cut(lambda total, _, q: (total < q) | (np.arange(len(total)) == 0)))
+
+
+@mistake("next_token_probs", "a running total exactly equal to p does not stop top-p, so one more "
+         "token is kept: 'total >= p' includes equality, and the token where the total reaches p "
+         "is the last one kept",
+         fix="compare with >= (np.searchsorted(cumsum, top_p, side='left')), not >")
+def nucleus_past_equality(logits, temperature=1.0, top_k=None, top_p=None):
+    return _probs(logits, temperature, top_k, top_p, nucleus=_sorted_cut(
+        lambda total, _, q: np.arange(len(total)) <= np.searchsorted(total, q, side="right")))
 
 
 @mistake("next_token_probs", "when top_p is below the largest probability no token is kept: the most "
