@@ -388,11 +388,13 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
 
 
 def _mistake_result(suite: Suite, mistake: Mistake, call: Call, outputs: dict):
-    key = (mistake.key, id(mistake), encode(call))
+    key = (id(mistake), id(call))       # the calls live in the trials as long as `outputs`
     if key not in outputs:
+        if id(mistake) not in outputs:
+            outputs[id(mistake)] = suite.namespace_with(mistake)
         try:
             with np.errstate(all="ignore"):
-                outputs[key] = execute(call, suite.namespace_with(mistake))[0]
+                outputs[key] = execute(call, outputs[id(mistake)])[0]
         except Exception as exc:    # a mistake may raise: that reproduces a student's exception
             outputs[key] = exc
     return outputs[key]

@@ -313,3 +313,101 @@ def test_catalogued_mistake_is_caught_and_diagnosed_as_itself(bank, mistake):
     result = run_part(suite, mistake.part, LocalRunner(suite.namespace_with(mistake), suite.reference))
     assert lost(result) > 0
     assert mistake.message in diagnoses(result), diagnoses(result)
+
+
+def test_every_catalogued_mistake_is_named_alone():
+    """Graded as the student's code, a mistake is named and no other mistake with another
+    message is: look-alike entries of the catalogue are told apart."""
+    confused = {}
+    for bank, mistake in MISTAKES:
+        suite = bank.suite
+        result = run_part(suite, mistake.part, LocalRunner(suite.namespace_with(mistake), suite.reference))
+        others = set(diagnoses(result)) - {mistake.message}
+        if others:
+            confused[f"{mistake.part}/{mistake.key}"] = others
+    assert confused == {}
+
+
+LOOK_ALIKES = [   # (lab, part, the mistake made, the look-alike that must not be named)
+    ("lab05_transformers", "causal_attention", "finite_mask_thousand", "no_mask"),
+    ("lab05_transformers", "causal_attention", "finite_mask", "no_mask"),
+    ("lab06_training", "embedding_backward", "head_from_d_x", "lookup_only"),
+    ("lab06_training", "embedding_backward", "head_from_d_x", "head_only"),
+    ("lab06_training", "next_token_probs", "top_k_or_top_p", "top_p_before_top_k"),
+    ("lab06_training", "next_token_probs", "nucleus_past_equality", "nucleus_exclusive"),
+    ("lab06_training", "attention_backward", "softmax_elementwise", "softmax_diagonal"),
+]
+
+
+@pytest.mark.parametrize("lab,part,made,look_alike", LOOK_ALIKES, ids=lambda x: str(x))
+def test_look_alike_mistakes_are_told_apart(lab, part, made, look_alike):
+    """The mistake made is named, its look-alike never, under every salt."""
+    suite = BY_LAB[lab].suite
+    catalogue = {m.key: m for m in suite.parts[part].mistakes}
+    for salt in SALTS:
+        result = run_part(suite, part, LocalRunner(suite.namespace_with(catalogue[made]), suite.reference), salt)
+        assert set(diagnoses(result)) == {catalogue[made].message}, (salt, diagnoses(result))
+        assert catalogue[look_alike].message not in diagnoses(result)
+
+
+# ------------------------------------------------------------------- what the feedback says
+
+def check_results(bank: Bank, mutant_name: str) -> dict:
+    mutant = next(m for m in bank.wrong if m.name == mutant_name)
+    return {c.title: c for c in graded(bank, mutant)[mutant.part].checks}
+
+
+def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
+    """Scaling by d_k instead of √d_k changes every value: the property checks do not fail (the
+    inputs are intact, float32 works), they are not credited and point to the value check."""
+    bank = BY_LAB["lab05_transformers"]
+    mutant = next(m for m in bank.wrong if m.part == "scaled_dot_product_attention" and m.diagnosis == "scale_by_dk")
+    checks = {c.title: c for c in graded(bank, mutant)[mutant.part].checks}
+    for title in ("does not modify Q, K or V", "accepts float32 inputs"):
+        assert checks[title].status == "not credited" and checks[title].score == 0
+        assert checks[title].message.startswith(
+            "not credited: needs a right result, see 'matches the reference when d_v = d_k'")
+        assert not checks[title].diagnosis
+    failed = [c for c in checks.values() if c.status == "failed"]
+    assert failed and all(c.diagnosis == bank.messages[(mutant.part, "scale_by_dk")] for c in failed)
+
+
+@pytest.mark.parametrize("bank", BANKS, ids=repr)
+def test_a_property_violation_fails_with_its_own_cause(bank):
+    """Code that is right but writes into its input fails the property check, diagnosed as such,
+    and only that check."""
+    for mutant in bank.wrong:
+        if mutant.diagnosis == "in_place":
+            result = graded(bank, mutant)[mutant.part]
+            failed = [c for c in result.checks if c.status != "passed"]
+            assert failed, mutant.name
+            assert {c.diagnosis for c in failed} == {bank.messages[(mutant.part, "in_place")]}, mutant.name
+            assert all(c.fix for c in failed)
+
+
+@pytest.mark.parametrize("lab,name,call,key", [   # the call as the message shows it
+    ("lab05_transformers", "reductions_lose_their_axis", "softmax(array(5, 7))", "keepdims_forgotten_softmax"),
+    ("lab05_transformers", "head_without_transpose", "forward(int64(6,))", "head_not_transposed"),
+    ("lab06_training", "batch_axes_not_flattened", "linear_backward(array(2, 3, 5), array(2, 3, 4)", "batched_not_flattened"),
+])
+def test_an_exception_names_the_call_its_shapes_and_the_mistake_that_raises_it(lab, name, call, key):
+    bank = BY_LAB[lab]
+    mutant = next(m for m in bank.wrong if m.name == name)
+    raised = [c for c in graded(bank, mutant)[mutant.part].checks if " raised " in c.message]
+    hits = [c for c in raised if call in c.message]
+    assert hits, [c.message for c in raised]
+    assert all(c.diagnosis == bank.messages[(mutant.part, key)] for c in hits)
+
+
+FIX_IN_WORDS = ("keepdims=True", "np.triu(", "transpose(1, 0, 2)", "np.add.at(", "np.arange(N)",
+                "rng.integers(0, len", "''.join", "use np.", "use axis", "rng.choice(len(probs), p=probs)",
+                "pos_encodings[:N]", "use -np.inf")
+
+
+@pytest.mark.parametrize("bank", BANKS, ids=repr)
+def test_tier_one_messages_name_the_idea_not_the_code(bank):
+    """The exact code goes into `fix` (tier 2), shown after repeated failures or the due date."""
+    literal = {f"{p.name}/{m.key}": m.message for p in bank.suite.parts.values() for m in p.mistakes
+               if any(code in m.message for code in FIX_IN_WORDS)}
+    assert literal == {}
+    assert sum(bool(m.fix) for p in bank.suite.parts.values() for m in p.mistakes) >= 20

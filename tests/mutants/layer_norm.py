@@ -4,6 +4,17 @@ from . import correct, wrong
 PART = "layer_norm"
 
 WRONG = [
+    wrong(PART, "statistics_without_keepdims", "keepdims_forgotten_ln", '''
+        def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
+                       eps: float = 1e-5) -> np.ndarray:
+            if gamma is None:
+                gamma = np.ones(x.shape[-1])
+            if beta is None:
+                beta = np.zeros(x.shape[-1])
+            mean = np.mean(x, axis=-1)
+            std = np.sqrt(np.var(x, axis=-1) + eps)
+            return gamma * (x - mean) / std + beta
+    '''),
     wrong(PART, "sample_std", "unbiased_variance", '''
         def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
                        eps: float = 1e-5) -> np.ndarray:

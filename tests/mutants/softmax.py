@@ -4,6 +4,12 @@ from . import correct, wrong
 PART = "softmax"
 
 WRONG = [
+    wrong(PART, "reductions_lose_their_axis", "keepdims_forgotten_softmax", '''
+        def softmax(z: np.ndarray) -> np.ndarray:
+            shifted = z - np.max(z, axis=-1)
+            exps = np.exp(shifted)
+            return exps / np.sum(exps, axis=-1)
+    '''),
     wrong(PART, "naive_exp", "unstable", '''
         def softmax(z: np.ndarray) -> np.ndarray:
             return np.exp(z) / np.sum(np.exp(z), axis=-1, keepdims=True)

@@ -58,6 +58,8 @@ LINES = {name: line for name, line in (
 )}
 
 WRONG = [
+    wrong(PART, "softmax_derivative_elementwise", "softmax_elementwise", variant(
+        dscores="    dscores = att * (1 - att) * datt\n")),
     wrong(PART, "mask_only_in_the_forward", "no_mask", variant(mask="")),
     wrong(PART, "scaled_by_the_model_width", "scale_by_d_model", variant(
         scale="    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(C)\n",

@@ -4,6 +4,14 @@ from . import correct, wrong
 PART = "sample_token"
 
 WRONG = [
+    wrong(PART, "rank_instead_of_id", "rank_not_id", '''
+        def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+            probs = next_token_probs(logits, temperature, top_k, top_p)
+            ranked = np.sort(probs)[::-1]
+            if greedy:
+                return int(np.argmax(ranked))
+            return int(rng.choice(len(ranked), p=ranked))
+    '''),
     wrong(PART, "greedy_flag_unused", "greedy_ignored", '''
         def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
             probs = next_token_probs(logits, temperature, top_k, top_p)

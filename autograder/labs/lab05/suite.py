@@ -118,7 +118,8 @@ def _(t):
     """Each row needs its own maximum: one global maximum, the minimum or the mean overflows or
     underflows."""
     z = t.normal(4, 6) + np.array([[-1000.0], [0.0], [40.0], [900.0]])
-    z[1] *= 1000.0  # one row spans a few thousand: its maximum is far above its mean
+    z[1] *= 1000.0  # one row spans a few thousand, and one entry is far above the others:
+    z[1, t.rng.integers(6)] += 1e4  # its maximum is thousands above its mean
     t.expect_match(C.softmax(z))
 
 
@@ -269,8 +270,13 @@ def _(t):
 
 @check("causal_attention", "masked entries stay zero for large scores", 1)
 def _(t):
-    """With scores of a few hundred, a finite mask such as -100 lets the future leak in."""
-    t.expect_match(causal(*qkv(t, 6, 4, 4, scale=10.0)))
+    """With scores of a few hundred, a finite mask such as -100 lets the future leak in; with
+    scores of several thousand, so does -1000. In the last case position 0's only score, its own,
+    is about -4000: a future score set to any finite value above that outweighs it."""
+    Q, K, V = qkv(t, 6, 4, 4, scale=10.0)
+    Q[0] = -20.0 * K[0]
+    t.expect_matches([causal(*qkv(t, 6, 4, 4, scale=10.0)), causal(*qkv(t, 6, 4, 4, scale=60.0)),
+                      causal(Q, K, V)])
 
 
 @check("causal_attention", "stable for scores in the thousands", 0.5)
