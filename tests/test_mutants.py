@@ -366,7 +366,7 @@ def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
     for title in ("does not modify Q, K or V", "accepts float32 inputs"):
         assert checks[title].status == "not credited" and checks[title].score == 0
         assert checks[title].message.startswith(
-            "not credited: needs a right result, see 'matches the reference when d_v = d_k'")
+            "not credited: needs a right result, see 'matches the reference when d_v != d_k'")
         assert not checks[title].diagnosis
     failed = [c for c in checks.values() if c.status == "failed"]
     assert failed and all(c.diagnosis == bank.messages[(mutant.part, "scale_by_dk")] for c in failed)

@@ -4,6 +4,22 @@ from . import correct, wrong
 PART = "next_token_probs"
 
 WRONG = [
+    wrong(PART, "shifted_removal_mask", "nucleus_past_equality", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            if top_k is not None:
+                z = np.where(z < np.sort(z)[-top_k], -np.inf, z)
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            if top_p is not None:
+                order = np.argsort(-probs)
+                remove = np.cumsum(probs[order]) > top_p
+                remove[1:] = remove[:-1].copy()          # keep the token that crosses p
+                remove[0] = False
+                probs[order[remove]] = 0.0
+                probs /= probs.sum()
+            return probs
+    '''),
     wrong(PART, "stops_before_reaching_p", "nucleus_exclusive", '''
         def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
             z = np.asarray(logits, dtype=float) / temperature

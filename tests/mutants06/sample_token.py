@@ -4,7 +4,15 @@ from . import correct, wrong
 PART = "sample_token"
 
 WRONG = [
-    wrong(PART, "rank_instead_of_id", "rank_not_id", '''
+    wrong(PART, "position_in_sorted_order", "rank_not_id", '''
+        def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+            if greedy:
+                return int(np.argmax(logits))
+            probs = next_token_probs(logits, temperature, top_k, top_p)
+            order = np.argsort(probs)[::-1]
+            return int(rng.choice(len(order), p=probs[order]))
+    '''),
+    wrong(PART, "rank_instead_of_id", "rank_not_id_greedy_too", '''
         def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
             probs = next_token_probs(logits, temperature, top_k, top_p)
             ranked = np.sort(probs)[::-1]

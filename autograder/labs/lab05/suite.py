@@ -195,14 +195,14 @@ def _(t):
 
 
 @check("scaled_dot_product_attention", "accepts float32 inputs", 1, tol=FLOAT32,
-       needs='matches the reference when d_v = d_k')
+       needs='matches the reference when d_v != d_k')
 def _(t):
     """The same computation in single precision."""
     expect_float32_close(t, C.attention, *qkv(t, 5, 4, 3))
 
 
 @check("scaled_dot_product_attention", "does not modify Q, K or V", 1, tol=None,
-       needs='matches the reference when d_v = d_k')
+       needs='matches the reference when d_v != d_k')
 def _(t):
     """The caller's projections are reused by other heads and layers."""
     t.expect_inputs_unchanged(C.attention(*qkv(t, 4, 4, 3)))
@@ -270,13 +270,12 @@ def _(t):
 
 @check("causal_attention", "masked entries stay zero for large scores", 1)
 def _(t):
-    """With scores of a few hundred, a finite mask such as -100 lets the future leak in; with
-    scores of several thousand, so does -1000. In the last case position 0's only score, its own,
-    is about -4000: a future score set to any finite value above that outweighs it."""
+    """With scores of a few hundred, a finite mask such as -100 lets the future leak in. In the
+    second case position 0's only allowed score, its own, is -5000: a future score set to -1000
+    (or lowered by 1000) outweighs it."""
     Q, K, V = qkv(t, 6, 4, 4, scale=10.0)
-    Q[0] = -20.0 * K[0]
-    t.expect_matches([causal(*qkv(t, 6, 4, 4, scale=10.0)), causal(*qkv(t, 6, 4, 4, scale=60.0)),
-                      causal(Q, K, V)])
+    Q[0] = -K[0] * 5000.0 * np.sqrt(4) / (K[0] @ K[0])      # Q[0]·K[0] / √d_k = -5000
+    t.expect_matches([causal(*qkv(t, 6, 4, 4, scale=10.0)), causal(Q, K, V)])
 
 
 @check("causal_attention", "stable for scores in the thousands", 0.5)
@@ -365,7 +364,7 @@ def _(t):
 
 
 @check("MultiHeadAttention", "accepts float32 inputs", 1, tol=FLOAT32,
-       needs='one head, no mask')
+       needs='four heads with causal=True')
 def _(t):
     """X and the weights in single precision."""
     weights = C.mha_weights(t.rng, 8)
@@ -374,7 +373,7 @@ def _(t):
 
 
 @check("MultiHeadAttention", "does not modify X or the weights", 1, tol=None,
-       needs='one head, no mask')
+       needs='four heads with causal=True')
 def _(t):
     """The weights are parameters; forward only reads them."""
     t.expect_inputs_unchanged(mha_case(t, 5, 8, 2, causal=True))
@@ -489,14 +488,14 @@ def _(t):
 
 
 @check("layer_norm", "accepts float32 inputs", 1, tol=FLOAT32,
-       needs='default gamma and beta')
+       needs='non-default gamma and beta')
 def _(t):
     """The same computation in single precision."""
     expect_float32_close(t, C.layer_norm, t.normal(4, 6, scale=2.0), *ln_params(t, 6))
 
 
 @check("layer_norm", "does not modify x, gamma or beta", 1, tol=None,
-       needs='default gamma and beta')
+       needs='non-default gamma and beta')
 def _(t):
     """Subtracting the mean in place would change the residual stream."""
     t.expect_inputs_unchanged(C.layer_norm(t.normal(3, 6) + 1.0, *ln_params(t, 6)))
@@ -535,14 +534,14 @@ def _(t):
 
 
 @check("feedforward", "accepts float32 inputs", 0.5, tol=FLOAT32,
-       needs='matches the reference with zero biases')
+       needs='matches the reference with biases and negative pre-activations')
 def _(t):
     """The same computation in single precision."""
     expect_float32_close(t, C.feedforward, t.normal(4, 6), *ffn_params(t, 6, 10))
 
 
 @check("feedforward", "does not modify its inputs", 0.5, tol=None,
-       needs='matches the reference with zero biases')
+       needs='matches the reference with biases and negative pre-activations')
 def _(t):
     """An in-place ReLU on x W1 is fine; on x itself it is not."""
     t.expect_inputs_unchanged(C.feedforward(t.normal(4, 6), *ffn_params(t, 6, 10)))
@@ -592,7 +591,7 @@ def _(t):
 
 
 @check("TransformerBlock", "accepts float32 inputs", 1, tol=FLOAT32,
-       needs='default layer-norm parameters')
+       needs='distinct parameters in the two layer norms')
 def _(t):
     """The residual stream in single precision."""
     x = t.normal(5, 8)
@@ -601,7 +600,7 @@ def _(t):
 
 
 @check("TransformerBlock", "does not modify x or the parameters", 1, tol=None,
-       needs='default layer-norm parameters')
+       needs='distinct parameters in the two layer norms')
 def _(t):
     """`x += ...` would change the caller's residual stream."""
     t.expect_inputs_unchanged(C.block(t.normal(5, 8), C.block_params(t.rng, 8, 16), 2))

@@ -1038,14 +1038,19 @@ def uniform_over_kept(logits, rng, temperature=1.0, top_k=None, top_p=None, gree
     return int(rng.choice(np.flatnonzero(R.next_token_probs(logits, temperature, top_k, top_p))))
 
 
-@mistake("sample_token", "it returns the rank of the drawn token in the sorted order (0 for the "
+@mistake("sample_token", "it returns the rank of the chosen token in the sorted order (0 for the "
          "most likely), not its token id", fix="draw from probs in vocabulary order: rng.choice(len(probs), p=probs)")
 def rank_not_id(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
-    probs = R.next_token_probs(logits, temperature, top_k, top_p)
-    order = np.argsort(-probs, kind="stable")
     if greedy:
-        return 0
-    return int(rng.choice(len(probs), p=probs[order]))
+        return int(np.argmax(logits))
+    probs = R.next_token_probs(logits, temperature, top_k, top_p)
+    return int(rng.choice(len(probs), p=np.sort(probs)[::-1]))
+
+
+@mistake("sample_token", "it returns the rank of the chosen token in the sorted order (0 for the "
+         "most likely), not its token id", fix="draw from probs in vocabulary order: rng.choice(len(probs), p=probs)")
+def rank_not_id_greedy_too(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+    return 0 if greedy else rank_not_id(logits, rng, temperature, top_k, top_p)
 
 
 @mistake('sample_token', 'it returns an array of one token; sample_token returns one int',

@@ -378,7 +378,7 @@ def _(t):
 
 
 @check("cross_entropy", "accepts float32 logits", 0.5, tol=FLOAT32,
-       needs='matches the reference on (N, V) logits')
+       needs='a (B, T, V) batch: the mean over all B·T positions')
 def _(t):
     """The model trains in float32."""
     expect_float32_close(t, C.cross_entropy, *ce_case(t, 2, 4, vocab=27))
@@ -427,7 +427,7 @@ def _(t):
 
 
 @check("cross_entropy_backward", "accepts float32 logits", 1, tol=FLOAT32,
-       needs='matches the reference on (N, V) logits')
+       needs='a (B, T, V) batch: divided by B·T')
 def _(t):
     """The model trains in float32."""
     expect_float32_close(t, C.cross_entropy_backward, *ce_case(t, 2, 3, vocab=8))
@@ -472,7 +472,7 @@ def _(t):
 
 
 @check("linear_backward", "accepts float32 inputs", 0.5, tol=FLOAT32,
-       needs='(N, C_in) input with C_in != C_out')
+       needs='(B, T, C_in) input: dW and db sum over every position')
 def _(t):
     """The model trains in float32."""
     expect_float32_close(t, C.linear_backward, *linear_case(t, (2, 3), 4, 6))
@@ -613,14 +613,14 @@ def _(t):
 
 
 @check("layer_norm_backward", "accepts float32 inputs", 1, tol=FLOAT32,
-       needs='dx: rows with different means and scales, gamma != 1')
+       needs='a (B, T, C) input: all three gradients')
 def _(t):
     """The model trains in float32."""
     expect_float32_close(t, C.layer_norm_backward, *ln_case(t, 2, 3))
 
 
 @check("layer_norm_backward", "does not modify dy, x or gamma", 1, tol=None,
-       needs='dx: rows with different means and scales, gamma != 1')
+       needs='a (B, T, C) input: all three gradients')
 def _(t):
     """Centring x in place would change the residual stream the caller keeps."""
     t.expect_inputs_unchanged(C.layer_norm_backward(*ln_case(t, 3)))
@@ -688,14 +688,14 @@ def _(t):
 
 
 @check("attention_backward", "accepts float32 inputs", 0.5, tol=FLOAT32,
-       needs='one head, one sequence')
+       needs='another configuration: B = 3, T = 4, C = 8, 4 heads')
 def _(t):
     """The model trains in float32."""
     expect_float32_close(t, C.attention_backward, *attention_case(t, 2, 4, 6, 2))
 
 
 @check("attention_backward", "does not modify dout, x or the weights", 0.5, tol=None,
-       needs='one head, one sequence')
+       needs='another configuration: B = 3, T = 4, C = 8, 4 heads')
 def _(t):
     """The weights are parameters; the optimiser updates them after the backward pass."""
     t.expect_inputs_unchanged(C.attention_backward(*attention_case(t, 1, 4, 6, 2)))
@@ -799,14 +799,14 @@ def _(t):
 
 
 @check("adamw_update", "accepts float32 parameters", 0.5, tol=FLOAT32,
-       needs='the first step from zero moments: bias correction')
+       needs='steps 1, 2 and 10 along a trajectory')
 def _(t):
     """The model's parameters and moments are float32."""
     expect_float32_close(t, C.adamw_update, t.normal(3, 4), t.normal(3, 4), *moments(t, 3, 4), 7, 0.01)
 
 
 @check("adamw_update", "returns new arrays: p, m and v are not modified", 0.5, tol=None,
-       needs='the first step from zero moments: bias correction')
+       needs='weight decay is decoupled: θ - ηλθ, not added to the gradient')
 def _(t):
     """The function returns the new state; in-place updates also change the caller's arrays."""
     p, g = t.normal(3, 3), t.normal(3, 3)
@@ -1032,7 +1032,7 @@ def _(t):
 
 
 @check("attention_entropy", "does not modify the weights", 0.25, tol=None,
-       needs='a one-hot head gives 0 bits, a uniform causal head the mean of log2(i+1)')
+       needs='softmax weights with exact zeros above the diagonal')
 def _(t):
     """`weights[weights == 0] = 1` changes the caller's attention maps."""
     t.expect_inputs_unchanged(C.attention_entropy(softmax_weights(t, 1, 2, 4)))
