@@ -256,7 +256,8 @@ class Trial:
     def expect_inputs_unchanged(self, call: Call) -> None:
         """The property: the call leaves its inputs as they were. It is credited on a right
         result only: code that computes nothing earns nothing for leaving its inputs alone."""
-        got, given = self.student_with_inputs(call)
+        with self.needs_right_result():     # code that raises has no result to credit
+            got, given = self.student_with_inputs(call)
         for original, after in zip(inputs(call), given):
             if after.shape != original.shape or not np.array_equal(after, original, equal_nan=True):
                 raise CheckFailed(f"{call.describe()} modified an input array of shape "
@@ -267,8 +268,10 @@ class Trial:
         """The property: `call` (the inputs of `base` in another dtype) gives the result that the
         reference gives for `base`, credited only if the student's own result for `base` is right."""
         tol, names = self.check.tol or FLOAT64, self.suite.output_names.get(self.check.part)
+        with self.needs_right_result():
+            right = self.student(base)
+        self.credit_if_right(base, right)
         got = self.student(call)
-        self.credit_if_right(base, self.student(base))
         problem = mismatch(got, self.reference(base), tol.rtol, tol.atol, names)
         if problem:
             raise CheckFailed(f"{call.describe()}: {problem} (the same inputs in float64 give the "

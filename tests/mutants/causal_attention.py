@@ -4,6 +4,14 @@ from . import correct, wrong
 PART = "causal_attention"
 
 WRONG = [
+    wrong(PART, "minus_a_hundred_assigned", "finite_mask_thousand", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> tuple:
+            n = len(Q)
+            scores = Q @ K.T / np.sqrt(K.shape[1])
+            scores[np.triu_indices(n, 1)] = -100.0
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
     wrong(PART, "minus_a_thousand", "finite_mask_thousand", '''
         def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> tuple:
             d_k = K.shape[-1]

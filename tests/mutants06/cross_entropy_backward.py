@@ -4,6 +4,13 @@ from . import correct, wrong
 PART = "cross_entropy_backward"
 
 WRONG = [
+    wrong(PART, "normalised_by_the_vocabulary", "divided_by_vocabulary", '''
+        def cross_entropy_backward(logits, targets):
+            V = logits.shape[-1]
+            shifted = logits - logits.max(axis=-1, keepdims=True)
+            probs = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+            return (probs - np.eye(V)[targets]) / V
+    '''),
     wrong(PART, "mean_over_every_logit", "divided_by_all_entries", '''
         def cross_entropy_backward(logits, targets):
             z = logits - logits.max(axis=-1, keepdims=True)

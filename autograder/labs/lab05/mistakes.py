@@ -232,8 +232,8 @@ def mask_on_past(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q)).T)
 
 
-@mistake("causal_attention", "the mask value is finite (about -1000): scores in the thousands "
-         "outweigh it, so the future still gets weight",
+@mistake("causal_attention", "the mask value is finite (such as -100 or -1000) instead of -inf: with large scores, or a row "
+         "whose own scores are very negative, the future still gets weight",
          fix="put -np.inf above the diagonal: np.triu(np.full((N, N), -np.inf), k=1)")
 def finite_mask_thousand(Q, K, V):
     scores = Q @ K.T / np.sqrt(Q.shape[-1])
@@ -241,8 +241,8 @@ def finite_mask_thousand(Q, K, V):
     return w @ V, w
 
 
-@mistake("causal_attention", "the mask value is finite (about -1000): scores in the thousands "
-         "outweigh it, so the future still gets weight",
+@mistake("causal_attention", "the mask value is finite (such as -100 or -1000) instead of -inf: with large scores, or a row "
+         "whose own scores are very negative, the future still gets weight",
          fix="put -np.inf above the diagonal: np.triu(np.full((N, N), -np.inf), k=1)")
 def finite_mask_thousand_added(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), value=-1000.0))
@@ -253,8 +253,9 @@ def no_mask(Q, K, V):
     return R.scaled_dot_product_attention(Q, K, V)
 
 
-@mistake('causal_attention', 'the mask value is too small (such as -100): with large scores the future still gets weight',
-         fix='-np.inf above the diagonal')
+@mistake("causal_attention", "the mask value is finite (such as -100 or -1000) instead of -inf: with large scores, or a row "
+         "whose own scores are very negative, the future still gets weight",
+         fix="put -np.inf above the diagonal: np.triu(np.full((N, N), -np.inf), k=1)")
 def finite_mask(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), value=-100.0))
 

@@ -288,6 +288,12 @@ def divided_by_all_entries(logits, targets):
     return _minus_onehot(_softmax(logits), targets) / logits.size
 
 
+@mistake("cross_entropy_backward", "the gradient is divided by the vocabulary size |V|; the loss "
+         "averages over the N positions, so the gradient carries 1/N", fix="divide by targets.size")
+def divided_by_vocabulary(logits, targets):
+    return _minus_onehot(_softmax(logits), targets) / logits.shape[-1]
+
+
 @mistake("cross_entropy_backward", "the softmax's row maxima and sums are reduced without keeping "
          "their axis, so they broadcast against the vocabulary instead of the rows",
          fix="logits.max(axis=-1, keepdims=True) and e.sum(axis=-1, keepdims=True)")
