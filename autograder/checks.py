@@ -2,11 +2,21 @@
 
 A lab's suite registers, for every graded name, a list of checks and a catalogue of known
 mistakes. A check describes calls (`Call`) to the student's code and to the reference, and
-compares the results in this (trusted) process. When a check fails, every catalogued mistake of
-the part is run on the same calls; a mistake whose outputs equal the student's is named in the
-message. Checks of a part run with the reference versions of all earlier parts swapped in, so
-that one mistake costs points in its own part only.
+compares the results in this (trusted) process. Checks of a part run with the reference versions
+of all earlier parts swapped in, so that one mistake costs points in its own part only.
+
+Value checks compare results with the reference. Property checks (inputs left unchanged,
+float32 or int32 inputs) test one property of the student's own code; a property is worth its
+points only on a right result, so when the property holds but the result is wrong the check is
+"not credited" and names the value check to fix, instead of failing for a reason it does not test.
+
+When a check fails, every catalogued mistake of the part is run on the calls of every check of
+the part; a mistake is named only if it reproduces the student's results (values, or the
+exception raised) on the failed check and on every other check where the mistake would give a
+wrong result, so that a look-alike mistake is never named. A mistake has a hint in two tiers:
+`message` names the mistake and the idea, `fix` (optional) the exact change.
 """
+import contextlib
 import hashlib
 import zlib
 from dataclasses import dataclass, field
@@ -34,7 +44,16 @@ EXACT = Tolerance(rtol=0.0, atol=1e-12)     # values that must be exactly zero o
 
 
 class CheckFailed(Exception):
-    """The student's code ran but the check's expectation does not hold."""
+    """The student's code ran but the check's expectation does not hold. `cause` is a mistake
+    that the check itself recognises (such as an input modified in place)."""
+
+    def __init__(self, message: str, cause: "Mistake | None" = None):
+        super().__init__(message)
+        self.cause = cause
+
+
+class NotCredited(Exception):
+    """A property check's property holds, but the result it was observed on is wrong."""
 
 
 class StudentError(Exception):
@@ -57,14 +76,30 @@ class Check:
     tol: Tolerance | None
     why: str
     body: Callable
+    needs: str = ""             # property checks: the value check whose right result they need
 
 
 @dataclass
 class Mistake:
     part: str
     key: str
-    message: str
-    impl: Callable
+    message: str                # tier 1: the mistake and the idea, never the literal code fix
+    impl: Callable | None       # None: recognised by a check itself, not by reproducing outputs
+    fix: str = ""               # tier 2: the exact fix
+
+
+IN_PLACE = Mistake("*", "in_place", "the function writes into an array it was given (an augmented "
+                   "assignment such as -= or /=, or an assignment into a slice of an argument), so "
+                   "the caller's array changes too", None,
+                   "compute into a new array: write z = z - m instead of z -= m, or work on z.copy()")
+FOREIGN_RNG = Mistake("*", "foreign_rng", "the random draws do not come from the generator passed "
+                      "in as `rng` (np.random or a generator made inside the function), so a seed "
+                      "cannot reproduce them", None,
+                      "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
+NO_RETURN = Mistake("*", "no_return", "the function returns None: a return statement is missing (or "
+                    "it returns the result of an in-place method such as list.sort)", None,
+                    "end the function with return followed by the result")
+GENERIC = (IN_PLACE, FOREIGN_RNG, NO_RETURN)
 
 
 @dataclass
@@ -81,10 +116,11 @@ class CheckResult:
     title: str
     score: float
     max_score: float
-    status: str                 # passed, failed, not run
+    status: str                 # passed, failed, not credited, not run
     message: str = ""
-    diagnosis: str = ""
+    diagnosis: str = ""         # tier 1 hint
     tolerance: str = ""
+    fix: str = ""               # tier 2 hint
 
 
 @dataclass
@@ -113,18 +149,23 @@ class Suite:
         self.output_names = output_names        # name -> labels of the items of a tuple result
         self._cache: dict = {}
 
-    def check(self, part: str, title: str, points: float, tol: Tolerance | None = FLOAT64):
-        """Register a check; its docstring says why it matters."""
+    def check(self, part: str, title: str, points: float, tol: Tolerance | None = FLOAT64,
+              needs: str = ""):
+        """Register a check; its docstring says why it matters. A property check names in
+        `needs` the value check whose right result it is credited on."""
         def register(body):
             doc = " ".join((body.__doc__ or "").split())
-            self.parts[part].checks.append(Check(part, title, points, tol, doc, body))
+            if needs and needs not in {c.title for c in self.parts[part].checks}:
+                raise ValueError(f"{self.lab}/{part}: {title!r} needs an unknown check {needs!r}")
+            self.parts[part].checks.append(Check(part, title, points, tol, doc, body, needs))
             return body
         return register
 
-    def mistake(self, part: str, message: str):
-        """Register a known mistake: a wrong version of the part (a method for classes)."""
+    def mistake(self, part: str, message: str, fix: str = ""):
+        """Register a known mistake: a wrong version of the part (a method for classes), with
+        its tier-1 `message` and tier-2 `fix`."""
         def register(impl):
-            self.parts[part].mistakes.append(Mistake(part, impl.__name__, message, impl))
+            self.parts[part].mistakes.append(Mistake(part, impl.__name__, message, impl, fix))
             return impl
         return register
 
@@ -169,7 +210,7 @@ class Trial:
         seed = zlib.crc32(identity) if not salt else \
             int.from_bytes(hashlib.blake2b(identity, key=salt[:64], digest_size=16).digest(), "little")
         self.rng = np.random.default_rng(seed)
-        self.observed: list = []    # (call, student result) for diagnosis
+        self.observed: list = []    # (call, student result or Raised) for diagnosis
 
     def normal(self, *shape, scale: float = 1.0) -> np.ndarray:
         return scale * self.rng.standard_normal(shape)
@@ -182,6 +223,7 @@ class Trial:
         try:
             value, given = self.runner.run(call)
         except StudentError as exc:
+            self.observed.append((call, Raised(str(exc))))
             raise CheckFailed(f"{call.describe()} {exc}") from None
         self.observed.append((call, value))
         return value, given
@@ -199,45 +241,100 @@ class Trial:
             raise CheckFailed(f"{call.describe()}: {problem}")
         return got
 
+    def expect_matches(self, calls: list) -> None:
+        """`expect_match` for every call, all run before the first difference is reported, so
+        that the diagnosis sees every result."""
+        problems = []
+        for call in calls:
+            try:
+                self.expect_match(call)
+            except CheckFailed as failure:
+                problems.append(failure)
+        if problems:
+            raise problems[0]
+
     def expect_inputs_unchanged(self, call: Call) -> None:
-        """The call leaves its inputs as they were, and its result is right: code that computes
-        nothing earns nothing for leaving its inputs alone."""
-        got, given = self.student_with_inputs(call)
+        """The property: the call leaves its inputs as they were. It is credited on a right
+        result only: code that computes nothing earns nothing for leaving its inputs alone."""
+        with self.needs_right_result():     # code that raises has no result to credit
+            got, given = self.student_with_inputs(call)
         for original, after in zip(inputs(call), given):
             if after.shape != original.shape or not np.array_equal(after, original, equal_nan=True):
                 raise CheckFailed(f"{call.describe()} modified an input array of shape "
-                                  f"{original.shape} in place; compute into a new array instead")
+                                  f"{original.shape} in place", cause=IN_PLACE)
+        self.credit_if_right(call, got)
+
+    def expect_same_as(self, call: Call, base: Call) -> None:
+        """The property: `call` (the inputs of `base` in another dtype) gives the result that the
+        reference gives for `base`, credited only if the student's own result for `base` is right."""
+        tol, names = self.check.tol or FLOAT64, self.suite.output_names.get(self.check.part)
+        with self.needs_right_result():
+            right = self.student(base)
+        self.credit_if_right(base, right)
+        got = self.student(call)
+        problem = mismatch(got, self.reference(base), tol.rtol, tol.atol, names)
+        if problem:
+            raise CheckFailed(f"{call.describe()}: {problem} (the same inputs in float64 give the "
+                              "right result: keep the computation in the input's precision)")
+
+    def credit_if_right(self, call: Call, got) -> None:
+        """NotCredited unless `got` is the reference's result for `call`."""
         tol = self.check.tol or FLOAT64
         problem = mismatch(got, self.reference(call), tol.rtol, tol.atol, self.suite.output_names.get(self.check.part))
         if problem:
-            raise CheckFailed(f"{call.describe()}: {problem}")
+            raise NotCredited(f"{call.describe()}: {problem}")
 
-    def fail(self, message: str):
-        raise CheckFailed(message)
+    @contextlib.contextmanager
+    def needs_right_result(self):
+        """What fails inside is the result, not the property: the check is not credited."""
+        try:
+            yield
+        except CheckFailed as failure:
+            raise NotCredited(str(failure)) from None
+
+    def fail(self, message: str, cause: "Mistake | None" = None):
+        raise CheckFailed(message, cause)
+
+
+@dataclass(frozen=True)
+class Raised:
+    """The student's call raised: `text` is `raised Type: message (where)`."""
+    text: str
+
+    def matches(self, exc: BaseException) -> bool:
+        """`exc` is the same exception: its type and message start the student's text."""
+        head = f"raised {type(exc).__name__}: {exc}"
+        return self.text == head or self.text.startswith(head + " (") or (
+            self.text.endswith("...") and head.startswith(self.text[:-3]))
 
 
 def run_part(suite: Suite, name: str, runner, salt: bytes = b"") -> PartResult:
     """Run every check of part `name` against `runner`; never raises for student behaviour.
     `salt` selects the hidden inputs (empty: the fixed inputs of the mutant bank and the docs)."""
     part = suite.parts[name]
-    results, status, reason = [], "graded", ""
+    results, trials, status, reason = [], [], "graded", ""
     with runner.part(name, suite.earlier(name)) as ready:
         if ready is not True:
             status, reason = ready
         for check in part.checks:
             base = CheckResult(name, check.title, 0.0, check.points, "not run",
                                tolerance=str(check.tol or ""))
+            results.append(base)
             if status != "graded":
                 base.message = reason
-                results.append(base)
                 continue
             trial = Trial(suite, check, runner, salt)
+            trials.append((trial, base))
             try:
                 check.body(trial)
                 base.score, base.status = check.points, "passed"
             except CheckFailed as failure:
                 base.status, base.message = "failed", str(failure)
-                base.diagnosis = diagnose(suite, part, trial)
+                if failure.cause:
+                    base.diagnosis, base.fix = failure.cause.message, failure.cause.fix
+            except NotCredited as wrong:
+                base.status = "not credited"
+                base.message = f"not credited: needs a right result, see '{check.needs}' ({wrong})"
             except PartAborted as abort:
                 status = abort.status
                 reason = f"not run: an earlier check of this part ended with a {abort.status}"
@@ -245,28 +342,73 @@ def run_part(suite: Suite, name: str, runner, salt: bytes = b"") -> PartResult:
             except Exception as exc:  # a check that cannot handle what came back: fail it, say why
                 base.status = "failed"
                 base.message = f"the result could not be checked ({type(exc).__name__}: {exc})"
-            results.append(base)
+    if status == "graded":
+        diagnose_part(suite, part, trials)
     return PartResult(name, results, status)
 
 
-def diagnose(suite: Suite, part: Part, trial: Trial) -> str:
-    """The first catalogued mistake that reproduces every result the student returned."""
-    if not trial.observed:
-        return ""
-    tol = trial.check.tol or FLOAT64
-    for mistake in part.mistakes:
-        namespace = suite.namespace_with(mistake)
-        differs_from_reference = False
+def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
+    """Name a catalogued mistake under every failed check it explains (see `explains`)."""
+    failed = [(t, r) for t, r in trials if r.status == "failed" and not r.diagnosis and t.observed]
+    if not failed:
+        return
+    outputs: dict = {}      # (mistake key, call) -> the mistake's result, or the exception
+    for trial, result in failed:
+        if all(got is None for _, got in trial.observed):
+            result.diagnosis, result.fix = NO_RETURN.message, NO_RETURN.fix
+            continue
+        for mistake in part.mistakes:
+            if explains(suite, mistake, trial, trials, outputs):
+                result.diagnosis, result.fix = mistake.message, mistake.fix
+                break
+
+
+def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, outputs: dict) -> bool:
+    """`mistake` reproduces every result of the failed check and differs from the reference on
+    one of them. On the other checks it reproduces every value the student returned, except
+    where the student passed and the mistake gives the reference's result too (a draw made
+    another way) or where the student's code raised (a second mistake may raise first)."""
+    differs = False
+    for call, got in failed.observed:
+        wrong = _mistake_result(suite, mistake, call, outputs)
+        if not _same(got, wrong, failed.check.tol):
+            return False
+        differs |= isinstance(wrong, BaseException) or not close(
+            wrong, failed.reference(call), *_tolerances(failed.check.tol))
+    if not differs:
+        return False
+    for trial, result in trials:
+        if trial is failed:
+            continue
         for call, got in trial.observed:
-            try:
-                with np.errstate(all="ignore"):
-                    wrong = execute(call, namespace)[0]
-            except Exception:
-                break
-            if not close(got, wrong, tol.rtol, tol.atol):
-                break
-            differs_from_reference |= not close(wrong, trial.reference(call), tol.rtol, tol.atol)
-        else:
-            if differs_from_reference:
-                return mistake.message
-    return ""
+            wrong = _mistake_result(suite, mistake, call, outputs)
+            if isinstance(got, Raised) or _same(got, wrong, trial.check.tol):
+                continue
+            if result.status != "passed" or isinstance(wrong, BaseException) or not close(
+                    wrong, trial.reference(call), *_tolerances(trial.check.tol)):
+                return False
+    return True
+
+
+def _mistake_result(suite: Suite, mistake: Mistake, call: Call, outputs: dict):
+    key = (id(mistake), id(call))       # the calls live in the trials as long as `outputs`
+    if key not in outputs:
+        if id(mistake) not in outputs:
+            outputs[id(mistake)] = suite.namespace_with(mistake)
+        try:
+            with np.errstate(all="ignore"):
+                outputs[key] = execute(call, outputs[id(mistake)])[0]
+        except Exception as exc:    # a mistake may raise: that reproduces a student's exception
+            outputs[key] = exc
+    return outputs[key]
+
+
+def _same(got, wrong, tol) -> bool:
+    if isinstance(got, Raised) or isinstance(wrong, BaseException):
+        return isinstance(got, Raised) and isinstance(wrong, BaseException) and got.matches(wrong)
+    return close(got, wrong, *_tolerances(tol))
+
+
+def _tolerances(tol) -> tuple:
+    tol = tol or FLOAT64
+    return tol.rtol, tol.atol

@@ -10,7 +10,7 @@ def part_text(result) -> str:
     lines = [f"{result.name}: {points(result.score)} / {points(result.max_score)}"
              + ("" if result.status == "graded" else f"  [{result.status}]")]
     for c in result.checks:
-        mark = {"passed": "✔", "failed": "✘"}.get(c.status, "·")
+        mark = {"passed": "✔", "failed": "✘", "not credited": "○"}.get(c.status, "·")
         lines.append(f"  {mark} {c.title} ({points(c.score)}/{points(c.max_score)})")
         if c.message:
             lines.append(f"      {c.message}")

@@ -37,8 +37,8 @@ def checks_page(suites) -> str:
              "Each part is graded with the reference versions of the earlier parts swapped in, so a",
              "mistake costs points in its own part only. Tolerances compare the student's result with",
              "the float64 reference: `|got - expected| <= atol + rtol * |expected|`. When a check fails,",
-             "every diagnosed mistake of the part is run on the same inputs; the first whose output",
-             "equals the student's is named in the feedback.", ""]
+             "the catalogued mistakes of the part are run on the same inputs, and one that reproduces",
+             "the student's results is named in the feedback (see Diagnoses below).", ""] + PARTIAL_CREDIT
     for suite in suites:
         lines += [f"## {suite.lab}", "", "| part | points | checks | diagnosed mistakes |", "|---|---|---|---|"]
         lines += [f"| [`{p.name}`](#{suite.lab}-{p.name.lower()}) | {p.points:g} | {len(p.checks)} | "
@@ -48,12 +48,60 @@ def checks_page(suites) -> str:
                       f"### `{part.name}` ({part.points:g} points)", "",
                       "| check | points | tolerance | why it matters |", "|---|---|---|---|"]
             cell = lambda text: str(text).replace("|", "\\|")  # noqa: E731
-            lines += [f"| {cell(c.title)} | {c.points:g} | {c.tol or 'exact / property'} | {cell(c.why)} |"
+            lines += [f"| {cell(c.title)} | {c.points:g} | {cell(_kind(c))} | {cell(c.why)} |"
                       for c in part.checks]
             if part.mistakes:
-                lines += ["", "Diagnosed mistakes:", ""] + [f"- {m.message}" for m in part.mistakes]
+                lines += ["", "Diagnosed mistakes (tier 1, then the tier-2 fix):", ""] + [
+                    f"- {m.message}" + (f" — fix: `{m.fix}`" if m.fix else "") for m in part.mistakes]
         lines.append("")
     return "\n".join(lines)
+
+
+PARTIAL_CREDIT = [
+    "## Partial credit", "",
+    "- A part's score is the sum of the points of the checks it passes; nothing else is added or",
+    "  taken away. Each part runs with the reference versions of the earlier parts, so a mistake",
+    "  costs points in its own part only.",
+    "- **Value checks** compare the result with the float64 reference at the stated tolerance. A",
+    "  mistake loses the value checks whose inputs reveal it; a check with several calls runs them",
+    "  all before it reports the first difference.",
+    "- **Shape checks** credit the type, shape and dtype of the result, whatever its values.",
+    "- **Property checks** (the inputs are left unchanged; float32 or int32 inputs give what the",
+    "  same inputs in float64 give) test one property of the student's own code, and fail only",
+    "  when that property is violated, saying so. A property is worth its points only on a right",
+    "  result, so that code that computes nothing earns nothing for leaving its inputs alone: when",
+    "  the property holds but the result it was observed on is wrong, the check is **not",
+    "  credited** (\"not credited: needs a right result, see '<check>'\", naming the value check",
+    "  that has to pass first), which is a status of its own, never a failure of the property.",
+    "  Fixing the value earns those points back with no other change. The table below names, for",
+    "  each property check, the value check it needs.",
+    "- The parts that draw random numbers (`get_batch`, `sample_token`) are checked by properties",
+    "  that every correct use of the generator has (reproducible with a seed, only allowed",
+    "  outcomes, frequencies within five standard deviations), never against the reference's draws.",
+    "- Hidden inputs are drawn per check from a seed mixed with a per-student secret, so students",
+    "  see different inputs; every check and every diagnosis holds for any of them.",
+    "",
+    "## Diagnoses",
+    "",
+    "When a check fails, the part's catalogued mistakes run on the calls of every check of the",
+    "part. A mistake is named only if it reproduces the student's results on the failed check",
+    "(values within the check's tolerance, or the same exception with the same message) and differs",
+    "from the reference there, and if on every other check it reproduces the student's values",
+    "wherever it would itself be wrong or the student is: a look-alike mistake is never named, and",
+    "two mistakes at once get no diagnosis rather than a wrong one. When the student's code raises,",
+    "the message names the call with the shapes of its arrays and the exception. Some mistakes are",
+    "named by the check itself: an input written in place, draws that do not come from `rng`, a",
+    "missing `return`. Every diagnosis comes in two tiers: the mistake and the idea (shown at once),",
+    "and the exact fix (shown in the notebook after the same visible check failed three times, and",
+    "in the feedback after the due date).",
+    "",
+]
+
+
+def _kind(check) -> str:
+    if check.needs:
+        return f"property, credited with a right result of '{check.needs}'"
+    return str(check.tol or "exact / property")
 
 
 def sync(course: Path, check_only: bool) -> list:

@@ -3,8 +3,11 @@ mistake catalogues.
 
 A student namespace is the reference solutions run as notebook cells, with one answer cell
 replaced by a mutant's code. Every wrong mutant must lose points in its own part and nowhere
-else, and be diagnosed as the catalogued mistake it embodies; every correct alternative must
-earn full marks. `pytest -s` prints each bank's figures.
+else, and be diagnosed as the catalogued mistake it declares (or, declaring None, get no
+diagnosis): a diagnosis is never wrong. Every correct alternative must earn full marks. Hidden
+inputs are salted per student, so the bank also runs under two other salts (the mutant's own
+part only: the other parts are graded with the reference and cannot change). `pytest -s`
+prints each bank's figures.
 """
 import functools
 from dataclasses import dataclass
@@ -13,7 +16,7 @@ import numpy as np
 import pytest
 
 from autograder import labs, notebooks
-from autograder.checks import run_part
+from autograder.checks import GENERIC, run_part
 from autograder.runners import LocalRunner
 from conftest import ROOT
 from mutants import (causal_attention, feedforward, layer_norm, mini_transformer_lm,
@@ -50,7 +53,8 @@ class Bank:
 
     @property
     def messages(self) -> dict:
-        return {(m.part, m.key): m.message for p in self.suite.parts.values() for m in p.mistakes}
+        catalogue = {(m.part, m.key): m.message for p in self.suite.parts.values() for m in p.mistakes}
+        return catalogue | {(name, m.key): m.message for name in self.suite.parts for m in GENERIC}
 
     @property
     def release(self):
@@ -63,10 +67,11 @@ class Bank:
             exec(compile(source, "<cell>", "exec"), ns)
         return ns
 
-    def grade(self, ns: dict) -> dict:
-        """Every part, in notebook order, graded on `ns`: name -> PartResult."""
+    def grade(self, ns: dict, salt: bytes = b"", only: str | None = None) -> dict:
+        """Every part (or part `only`), in notebook order, graded on `ns`: name -> PartResult."""
         suite = self.suite
-        return {name: run_part(suite, name, LocalRunner(ns, suite.reference)) for name in suite.parts}
+        return {name: run_part(suite, name, LocalRunner(ns, suite.reference), salt)
+                for name in suite.parts if only in (None, name)}
 
 
 BANKS = [
@@ -84,9 +89,11 @@ BANKS = [
                                      "get_batch", "next_token_probs", "sample_token"), 3)),
 ]
 BY_LAB = {bank.assignment: bank for bank in BANKS}
+SALTS = [b"", b"student-a7f3", b"student-19c2"]
 WRONG = [(bank, m) for bank in BANKS for m in bank.wrong]
 NAMED = [(bank, m) for bank, m in WRONG if m.diagnosis]
 CORRECT = [(bank, m) for bank in BANKS for m in bank.correct]
+MIN_DIAGNOSED = 0.9     # of the wrong mutants, and correctly of those diagnosed
 MISTAKES = [(bank, m) for bank in BANKS for p in bank.suite.parts.values() for m in p.mistakes]
 PARTS = [(bank, name) for bank in BANKS for name in bank.suite.parts]
 
@@ -96,8 +103,9 @@ def ids(pairs) -> list:
 
 
 @functools.cache
-def graded(bank: Bank, mutant) -> dict:
-    return bank.grade(bank.namespace(mutant.code))
+def graded(bank: Bank, mutant, salt: bytes = b"") -> dict:
+    """Every part with salt b""; the mutant's own part only with another salt."""
+    return bank.grade(bank.namespace(mutant.code), salt, only=mutant.part if salt else None)
 
 
 def lost(result) -> float:
@@ -108,9 +116,17 @@ def diagnoses(result) -> list:
     return [c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis]
 
 
-def diagnosed(bank: Bank, mutant) -> bool:
+def diagnosed(bank: Bank, mutant, salt: bytes = b"") -> bool:
+    """Its declared mistake is named, and nothing else."""
     expected = bank.messages.get((mutant.part, mutant.diagnosis))
-    return expected is not None and expected in diagnoses(graded(bank, mutant)[mutant.part])
+    shown = set(diagnoses(graded(bank, mutant, salt)[mutant.part]))
+    return expected is not None and shown == {expected}
+
+
+def misdiagnosed(bank: Bank, mutant, salt: bytes = b"") -> set:
+    """The diagnoses shown that are not the mutant's declared mistake."""
+    expected = bank.messages.get((mutant.part, mutant.diagnosis))
+    return set(diagnoses(graded(bank, mutant, salt)[mutant.part])) - {expected}
 
 
 def outside_losses(bank: Bank, mutant) -> dict:
@@ -156,42 +172,63 @@ def test_gelu_mutants_keep_the_given_constant():
 
 # ------------------------------------------------------------------------------- wrong answers
 
+@pytest.mark.parametrize("salt", SALTS, ids=lambda s: s.decode() or "unsalted")
 @pytest.mark.parametrize("bank,mutant", WRONG, ids=ids(WRONG))
-def test_wrong_mutant_loses_points_in_its_own_part_only(bank, mutant):
-    assert lost(graded(bank, mutant)[mutant.part]) > 0, f"{mutant.name} earns full marks: a check is missing"
-    assert outside_losses(bank, mutant) == {}
+def test_wrong_mutant_loses_points_in_its_own_part_only(bank, mutant, salt):
+    assert lost(graded(bank, mutant, salt)[mutant.part]) > 0, f"{mutant.name} earns full marks: a check is missing"
+    if not salt:
+        assert outside_losses(bank, mutant) == {}
 
 
+@pytest.mark.parametrize("salt", SALTS, ids=lambda s: s.decode() or "unsalted")
+@pytest.mark.parametrize("bank,mutant", WRONG, ids=ids(WRONG))
+def test_wrong_mutant_is_never_misdiagnosed(bank, mutant, salt):
+    """A diagnosis names the mutant's own mistake or nothing."""
+    assert misdiagnosed(bank, mutant, salt) == set(), f"declared {mutant.diagnosis!r}"
+
+
+@pytest.mark.parametrize("salt", SALTS, ids=lambda s: s.decode() or "unsalted")
 @pytest.mark.parametrize("bank,mutant", NAMED, ids=ids(NAMED))
-def test_wrong_mutant_gets_its_diagnosis(bank, mutant):
-    assert diagnosed(bank, mutant), (f"expected {mutant.diagnosis!r}; got "
-                                     f"{diagnoses(graded(bank, mutant)[mutant.part]) or 'no diagnosis'}")
+def test_wrong_mutant_gets_its_diagnosis(bank, mutant, salt):
+    assert diagnosed(bank, mutant, salt), (f"expected {mutant.diagnosis!r}; got "
+                                           f"{diagnoses(graded(bank, mutant, salt)[mutant.part]) or 'no diagnosis'}")
 
 
-@pytest.mark.parametrize("bank", BANKS, ids=repr)
-def test_bank_figures(bank):
-    """Caught: loses points in its part. Diagnosed: its catalogued message is shown. False alarms:
-    points lost outside the mutant's part, or by a correct alternative."""
+def figures(bank: Bank, salt: bytes = b"") -> dict:
+    """Caught: loses points in its part. Own part only: and nowhere else. Diagnosed: some
+    catalogued mistake is named; correctly: the declared one and nothing else. Correct: the
+    correct alternatives that earn full marks."""
     wrong, correct = bank.wrong, bank.correct
-    caught = sum(lost(graded(bank, m)[m.part]) > 0 for m in wrong)
-    named = sum(diagnosed(bank, m) for m in wrong)
-    false_alarms = sum(bool(outside_losses(bank, m)) for m in wrong) + \
-        sum(any(lost(r) for r in graded(bank, m).values()) for m in correct)
-    per_part = ", ".join(f"{name} {sum(m.part == name for m in wrong)}/{sum(m.part == name for m in correct)}"
-                         for name in bank.suite.parts)
-    figures = (f"{bank.assignment} mutant bank: {len(wrong)} wrong, {len(correct)} correct (wrong/correct "
-               f"per part: {per_part}); caught {caught}/{len(wrong)}, diagnosed {named}/{len(wrong)} "
-               f"({100 * named / len(wrong):.0f}%), false alarms {false_alarms}")
-    print("\n" + figures)
-    assert caught == len(wrong) and named >= 0.9 * len(wrong) and false_alarms == 0, figures
+    shown = [m for m in wrong if diagnoses(graded(bank, m, salt)[m.part])]
+    return {"wrong": len(wrong),
+            "caught": sum(lost(graded(bank, m, salt)[m.part]) > 0 for m in wrong),
+            "own part only": sum(lost(graded(bank, m)[m.part]) > 0 and not outside_losses(bank, m) for m in wrong),
+            "diagnosed": len(shown),
+            "diagnosed correctly": sum(diagnosed(bank, m, salt) for m in shown),
+            "correct alternatives": len(correct),
+            "at full marks": sum(not any(lost(r) for r in graded(bank, m, salt).values()) for m in correct)}
+
+
+@pytest.mark.parametrize("salt", SALTS, ids=lambda s: s.decode() or "unsalted")
+@pytest.mark.parametrize("bank", BANKS, ids=repr)
+def test_bank_figures(bank, salt):
+    """At least 90 % of the wrong mutants get a diagnosis, and at least 90 % of those the right one."""
+    f = figures(bank, salt)
+    text = f"{bank.assignment} mutant bank (salt {salt!r}): " + ", ".join(f"{k} {v}" for k, v in f.items())
+    print("\n" + text)
+    assert f["caught"] == f["own part only"] == f["wrong"], text
+    assert f["at full marks"] == f["correct alternatives"], text
+    assert f["diagnosed"] >= MIN_DIAGNOSED * f["wrong"], text
+    assert f["diagnosed correctly"] >= MIN_DIAGNOSED * f["diagnosed"], text
 
 
 # ------------------------------------------------------------------------------ right answers
 
+@pytest.mark.parametrize("salt", SALTS, ids=lambda s: s.decode() or "unsalted")
 @pytest.mark.parametrize("bank,mutant", CORRECT, ids=ids(CORRECT))
-def test_correct_alternative_earns_full_marks(bank, mutant):
+def test_correct_alternative_earns_full_marks(bank, mutant, salt):
     failed = {name: [(c.title, c.message) for c in r.checks if c.status != "passed"]
-              for name, r in graded(bank, mutant).items() if lost(r)}
+              for name, r in graded(bank, mutant, salt).items() if lost(r)}
     assert failed == {}
 
 
@@ -276,3 +313,101 @@ def test_catalogued_mistake_is_caught_and_diagnosed_as_itself(bank, mistake):
     result = run_part(suite, mistake.part, LocalRunner(suite.namespace_with(mistake), suite.reference))
     assert lost(result) > 0
     assert mistake.message in diagnoses(result), diagnoses(result)
+
+
+def test_every_catalogued_mistake_is_named_alone():
+    """Graded as the student's code, a mistake is named and no other mistake with another
+    message is: look-alike entries of the catalogue are told apart."""
+    confused = {}
+    for bank, mistake in MISTAKES:
+        suite = bank.suite
+        result = run_part(suite, mistake.part, LocalRunner(suite.namespace_with(mistake), suite.reference))
+        others = set(diagnoses(result)) - {mistake.message}
+        if others:
+            confused[f"{mistake.part}/{mistake.key}"] = others
+    assert confused == {}
+
+
+LOOK_ALIKES = [   # (lab, part, the mistake made, the look-alike that must not be named)
+    ("lab05_transformers", "causal_attention", "finite_mask_thousand", "no_mask"),
+    ("lab05_transformers", "causal_attention", "finite_mask", "no_mask"),
+    ("lab06_training", "embedding_backward", "head_from_d_x", "lookup_only"),
+    ("lab06_training", "embedding_backward", "head_from_d_x", "head_only"),
+    ("lab06_training", "next_token_probs", "top_k_or_top_p", "top_p_before_top_k"),
+    ("lab06_training", "next_token_probs", "nucleus_past_equality", "nucleus_exclusive"),
+    ("lab06_training", "attention_backward", "softmax_elementwise", "softmax_diagonal"),
+]
+
+
+@pytest.mark.parametrize("lab,part,made,look_alike", LOOK_ALIKES, ids=lambda x: str(x))
+def test_look_alike_mistakes_are_told_apart(lab, part, made, look_alike):
+    """The mistake made is named, its look-alike never, under every salt."""
+    suite = BY_LAB[lab].suite
+    catalogue = {m.key: m for m in suite.parts[part].mistakes}
+    for salt in SALTS:
+        result = run_part(suite, part, LocalRunner(suite.namespace_with(catalogue[made]), suite.reference), salt)
+        assert set(diagnoses(result)) == {catalogue[made].message}, (salt, diagnoses(result))
+        assert catalogue[look_alike].message not in diagnoses(result)
+
+
+# ------------------------------------------------------------------- what the feedback says
+
+def check_results(bank: Bank, mutant_name: str) -> dict:
+    mutant = next(m for m in bank.wrong if m.name == mutant_name)
+    return {c.title: c for c in graded(bank, mutant)[mutant.part].checks}
+
+
+def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
+    """Scaling by d_k instead of √d_k changes every value: the property checks do not fail (the
+    inputs are intact, float32 works), they are not credited and point to the value check."""
+    bank = BY_LAB["lab05_transformers"]
+    mutant = next(m for m in bank.wrong if m.part == "scaled_dot_product_attention" and m.diagnosis == "scale_by_dk")
+    checks = {c.title: c for c in graded(bank, mutant)[mutant.part].checks}
+    for title in ("does not modify Q, K or V", "accepts float32 inputs"):
+        assert checks[title].status == "not credited" and checks[title].score == 0
+        assert checks[title].message.startswith(
+            "not credited: needs a right result, see 'matches the reference when d_v != d_k'")
+        assert not checks[title].diagnosis
+    failed = [c for c in checks.values() if c.status == "failed"]
+    assert failed and all(c.diagnosis == bank.messages[(mutant.part, "scale_by_dk")] for c in failed)
+
+
+@pytest.mark.parametrize("bank", BANKS, ids=repr)
+def test_a_property_violation_fails_with_its_own_cause(bank):
+    """Code that is right but writes into its input fails the property check, diagnosed as such,
+    and only that check."""
+    for mutant in bank.wrong:
+        if mutant.diagnosis == "in_place":
+            result = graded(bank, mutant)[mutant.part]
+            failed = [c for c in result.checks if c.status != "passed"]
+            assert failed, mutant.name
+            assert {c.diagnosis for c in failed} == {bank.messages[(mutant.part, "in_place")]}, mutant.name
+            assert all(c.fix for c in failed)
+
+
+@pytest.mark.parametrize("lab,name,call,key", [   # the call as the message shows it
+    ("lab05_transformers", "reductions_lose_their_axis", "softmax(array(5, 7))", "keepdims_forgotten_softmax"),
+    ("lab05_transformers", "head_without_transpose", "forward(int64(6,))", "head_not_transposed"),
+    ("lab06_training", "batch_axes_not_flattened", "linear_backward(array(2, 3, 5), array(2, 3, 4)", "batched_not_flattened"),
+])
+def test_an_exception_names_the_call_its_shapes_and_the_mistake_that_raises_it(lab, name, call, key):
+    bank = BY_LAB[lab]
+    mutant = next(m for m in bank.wrong if m.name == name)
+    raised = [c for c in graded(bank, mutant)[mutant.part].checks if " raised " in c.message]
+    hits = [c for c in raised if call in c.message]
+    assert hits, [c.message for c in raised]
+    assert all(c.diagnosis == bank.messages[(mutant.part, key)] for c in hits)
+
+
+FIX_IN_WORDS = ("keepdims=True", "np.triu(", "transpose(1, 0, 2)", "np.add.at(", "np.arange(N)",
+                "rng.integers(0, len", "''.join", "use np.", "use axis", "rng.choice(len(probs), p=probs)",
+                "pos_encodings[:N]", "use -np.inf")
+
+
+@pytest.mark.parametrize("bank", BANKS, ids=repr)
+def test_tier_one_messages_name_the_idea_not_the_code(bank):
+    """The exact code goes into `fix` (tier 2), shown after repeated failures or the due date."""
+    literal = {f"{p.name}/{m.key}": m.message for p in bank.suite.parts.values() for m in p.mistakes
+               if any(code in m.message for code in FIX_IN_WORDS)}
+    assert literal == {}
+    assert sum(bool(m.fix) for p in bank.suite.parts.values() for m in p.mistakes) >= 20

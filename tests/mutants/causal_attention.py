@@ -4,6 +4,24 @@ from . import correct, wrong
 PART = "causal_attention"
 
 WRONG = [
+    wrong(PART, "minus_a_hundred_assigned", "finite_mask_thousand", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> tuple:
+            n = len(Q)
+            scores = Q @ K.T / np.sqrt(K.shape[1])
+            scores[np.triu_indices(n, 1)] = -100.0
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "minus_a_thousand", "finite_mask_thousand", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> tuple:
+            d_k = K.shape[-1]
+            n = Q.shape[0]
+            scores = Q @ K.T / np.sqrt(d_k)
+            future = np.triu(np.ones((n, n), dtype=bool), k=1)
+            scores = np.where(future, -1e3, scores)
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
     wrong(PART, "triu_including_diagonal", "mask_covers_diagonal", '''
         def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
             n, d_k = Q.shape
@@ -97,7 +115,7 @@ WRONG = [
             weights = softmax(Q @ K.T / np.sqrt(d_k) + mask)
             return weights @ V, weights
     '''),
-    wrong(PART, "return_forgotten", None, '''
+    wrong(PART, "return_forgotten", "no_return", '''
         def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
             n, d_k = Q.shape
             scores = Q @ K.T / np.sqrt(d_k) + np.triu(np.full((n, n), -np.inf), k=1)

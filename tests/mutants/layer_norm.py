@@ -4,6 +4,17 @@ from . import correct, wrong
 PART = "layer_norm"
 
 WRONG = [
+    wrong(PART, "statistics_without_keepdims", "keepdims_forgotten_ln", '''
+        def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
+                       eps: float = 1e-5) -> np.ndarray:
+            if gamma is None:
+                gamma = np.ones(x.shape[-1])
+            if beta is None:
+                beta = np.zeros(x.shape[-1])
+            mean = np.mean(x, axis=-1)
+            std = np.sqrt(np.var(x, axis=-1) + eps)
+            return gamma * (x - mean) / std + beta
+    '''),
     wrong(PART, "sample_std", "unbiased_variance", '''
         def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
                        eps: float = 1e-5) -> np.ndarray:
@@ -57,14 +68,14 @@ WRONG = [
             var = x.var(axis=-1, keepdims=True)
             return (x - mean) / np.sqrt(var + eps)
     '''),
-    wrong(PART, "none_defaults_used", None, '''
+    wrong(PART, "none_defaults_used", "defaults_left_none", '''
         def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
                        eps: float = 1e-5) -> np.ndarray:
             mu = x.mean(axis=-1, keepdims=True)
             var = x.var(axis=-1, keepdims=True)
             return gamma * (x - mu) / np.sqrt(var + eps) + beta
     '''),
-    wrong(PART, "centred_in_place", None, '''
+    wrong(PART, "centred_in_place", "in_place", '''
         def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
                        eps: float = 1e-5) -> np.ndarray:
             x -= x.mean(axis=-1, keepdims=True)
@@ -96,7 +107,7 @@ WRONG = [
             var = x.var(axis=-1, keepdims=True)
             return ((x - mu) / np.sqrt(var + eps) + beta) * gamma
     '''),
-    wrong(PART, "beta_assumed_with_gamma", None, '''
+    wrong(PART, "beta_assumed_with_gamma", "beta_assumed_with_gamma", '''
         def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
                        eps: float = 1e-5) -> np.ndarray:
             x_hat = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)

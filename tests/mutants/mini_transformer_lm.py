@@ -26,6 +26,14 @@ def lm(forward: str) -> str:
 
 
 WRONG = [
+    wrong(PART, "head_without_transpose", "head_not_transposed", lm('''
+        def forward(self, token_ids: np.ndarray) -> np.ndarray:
+            h = self.token_embeddings[token_ids] + self.pos_encodings[:len(token_ids)]
+            for block in self.blocks:
+                h = block.forward(h)
+            h = layer_norm(h, self.final_ln_gamma, self.final_ln_beta)
+            return h @ self.token_embeddings
+    ''')),
     wrong(PART, "final_layer_norm_forgotten", "no_final_ln", lm('''
         def forward(self, token_ids: np.ndarray) -> np.ndarray:
             x = self.token_embeddings[token_ids] + self.pos_encodings[:len(token_ids)]

@@ -164,7 +164,7 @@ WRONG = [
                 out, _ = scaled_dot_product_attention(Q, K, V)
             return out @ self.W_O
     ''')),
-    wrong(PART, "forward_without_return", None, mha('''
+    wrong(PART, "forward_without_return", "no_return", mha('''
         def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
             attend = causal_attention if causal else scaled_dot_product_attention
             heads = []

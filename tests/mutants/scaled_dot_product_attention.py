@@ -46,7 +46,7 @@ WRONG = [
             output = weights @ V
             return weights, output
     '''),
-    wrong(PART, "queries_scaled_in_place", None, '''
+    wrong(PART, "queries_scaled_in_place", "in_place", '''
         def scaled_dot_product_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
             Q /= np.sqrt(Q.shape[-1])  # scale once instead of the N x N scores
             weights = softmax(Q @ K.T)

@@ -4,11 +4,17 @@ from . import correct, wrong
 PART = "softmax"
 
 WRONG = [
+    wrong(PART, "reductions_lose_their_axis", "keepdims_forgotten_softmax", '''
+        def softmax(z: np.ndarray) -> np.ndarray:
+            shifted = z - np.max(z, axis=-1)
+            exps = np.exp(shifted)
+            return exps / np.sum(exps, axis=-1)
+    '''),
     wrong(PART, "naive_exp", "unstable", '''
         def softmax(z: np.ndarray) -> np.ndarray:
             return np.exp(z) / np.sum(np.exp(z), axis=-1, keepdims=True)
     '''),
-    wrong(PART, "shift_in_place", None, '''
+    wrong(PART, "shift_in_place", "in_place", '''
         def softmax(z: np.ndarray) -> np.ndarray:
             z -= np.max(z, axis=-1, keepdims=True)  # stability trick
             e = np.exp(z)

@@ -67,7 +67,7 @@ WRONG = [
             return feedforward(layer_norm(t3, self.ln2_gamma, self.ln2_beta),
                                self.W1, self.b1, self.W2, self.b2)
     ''')),
-    wrong(PART, "residual_added_in_place", None, block('''
+    wrong(PART, "residual_added_in_place", "in_place", block('''
         def forward(self, x: np.ndarray) -> np.ndarray:
             x += self.attention.forward(layer_norm(x, self.ln1_gamma, self.ln1_beta), causal=True)
             x += feedforward(layer_norm(x, self.ln2_gamma, self.ln2_beta), self.W1, self.b1, self.W2, self.b2)

@@ -13,6 +13,15 @@ def adamw(body: str) -> str:
 
 
 WRONG = [
+    wrong(PART, "decay_after_the_step", "decay_after_step", adamw('''
+            b1, b2 = betas
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g * g
+            m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+            p = p - lr * m_hat / (np.sqrt(v_hat) + eps)
+            p = p - lr * weight_decay * p
+            return p, m, v
+    ''')),
     wrong(PART, "no_bias_correction", "no_bias_correction", adamw('''
             b1, b2 = betas
             m = b1 * m + (1 - b1) * g
@@ -108,7 +117,7 @@ WRONG = [
             m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
             return p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
     ''')),
-    wrong(PART, "in_place_state", None, adamw('''
+    wrong(PART, "in_place_state", "in_place", adamw('''
             b1, b2 = betas
             m *= b1
             m += (1 - b1) * g

@@ -58,6 +58,8 @@ LINES = {name: line for name, line in (
 )}
 
 WRONG = [
+    wrong(PART, "softmax_derivative_elementwise", "softmax_elementwise", variant(
+        dscores="    dscores = att * (1 - att) * datt\n")),
     wrong(PART, "mask_only_in_the_forward", "no_mask", variant(mask="")),
     wrong(PART, "scaled_by_the_model_width", "scale_by_d_model", variant(
         scale="    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(C)\n",
@@ -92,7 +94,7 @@ WRONG = [
         dx="    dx = dq @ W_Q + dk @ W_K + dv @ W_V\n")),
     wrong(PART, "merged_by_reshape", "merge_without_transpose", variant(
         merge="    dq, dk, dv = (d.reshape(B, T, C) for d in (dq, dk, dv))\n")),
-    wrong(PART, "dout_modified", None, '''
+    wrong(PART, "dout_modified", "in_place", '''
         def attention_backward(dout, x, W_Q, W_K, W_V, W_O, n_heads):
             B, T, C = x.shape
             q, k, v = (split_heads(x @ W, n_heads) for W in (W_Q, W_K, W_V))

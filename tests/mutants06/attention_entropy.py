@@ -35,7 +35,7 @@ WRONG = [
             logs = np.log2(np.where(weights > 0, weights, 1.0))
             return (weights * logs).sum(axis=-1).mean(axis=(0, 2))
     '''),
-    wrong(PART, "zeros_replaced_in_place", None, '''
+    wrong(PART, "zeros_replaced_in_place", "in_place", '''
         def attention_entropy(weights):
             weights[weights == 0] = 1.0        # log2(1) = 0
             return -(weights * np.log2(weights)).sum(axis=-1).mean(axis=(0, 2))

@@ -4,6 +4,13 @@ from . import correct, wrong
 PART = "build_vocab"
 
 WRONG = [
+    wrong(PART, "enumerate_from_one", "ids_from_one", '''
+        def build_vocab(names):
+            chars = sorted(set("".join(names)))
+            itos = ["."] + chars
+            stoi = {ch: i for i, ch in enumerate(itos, 1)}
+            return stoi, itos
+    '''),
     wrong(PART, "dot_added_before_sorting", "dot_sorted_in", '''
         def build_vocab(names):
             itos = sorted(set("".join(names) + "."))  # '.' sorts before the letters

@@ -4,6 +4,13 @@ from . import correct, wrong
 PART = "cross_entropy"
 
 WRONG = [
+    wrong(PART, "max_without_keepdims", "keepdims_forgotten_ce", '''
+        def cross_entropy(logits, targets):
+            z = logits - logits.max(axis=-1)
+            log_probs = z - np.log(np.exp(z).sum(axis=-1))
+            picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)
+            return float(-picked.mean())
+    '''),
     wrong(PART, "log_of_the_softmax", "log_of_softmax", '''
         def cross_entropy(logits, targets):
             z = logits - logits.max(axis=-1, keepdims=True)
@@ -71,7 +78,7 @@ WRONG = [
             log_probs = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
             return float(-log_probs[:, targets].mean())
     '''),
-    wrong(PART, "shifted_in_place", None, '''
+    wrong(PART, "shifted_in_place", "in_place", '''
         def cross_entropy(logits, targets):
             logits -= logits.max(axis=-1, keepdims=True)
             log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))

@@ -4,6 +4,27 @@ from . import correct, wrong
 PART = "cross_entropy_backward"
 
 WRONG = [
+    wrong(PART, "normalised_by_the_vocabulary", "divided_by_vocabulary", '''
+        def cross_entropy_backward(logits, targets):
+            V = logits.shape[-1]
+            shifted = logits - logits.max(axis=-1, keepdims=True)
+            probs = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+            return (probs - np.eye(V)[targets]) / V
+    '''),
+    wrong(PART, "mean_over_every_logit", "divided_by_all_entries", '''
+        def cross_entropy_backward(logits, targets):
+            z = logits - logits.max(axis=-1, keepdims=True)
+            probs = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+            onehot = np.eye(logits.shape[-1])[targets]
+            return (probs - onehot) / probs.size
+    '''),
+    wrong(PART, "softmax_without_keepdims", "keepdims_forgotten_ceb", '''
+        def cross_entropy_backward(logits, targets):
+            e = np.exp(logits - np.max(logits, axis=-1))
+            probs = e / np.sum(e, axis=-1)
+            onehot = np.eye(logits.shape[-1])[targets]
+            return (probs - onehot) / targets.size
+    '''),
     wrong(PART, "no_division", "forgot_mean", '''
         def cross_entropy_backward(logits, targets):
             z = np.exp(logits - logits.max(axis=-1, keepdims=True))
@@ -49,7 +70,7 @@ WRONG = [
             probs = e / e.sum(axis=-1, keepdims=True)
             return (probs - np.eye(logits.shape[-1])[targets]) / targets.size
     '''),
-    wrong(PART, "softmax_in_place", None, '''
+    wrong(PART, "softmax_in_place", "in_place", '''
         def cross_entropy_backward(logits, targets):
             logits -= logits.max(axis=-1, keepdims=True)
             np.exp(logits, out=logits)

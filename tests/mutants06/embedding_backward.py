@@ -4,6 +4,13 @@ from . import correct, wrong
 PART = "embedding_backward"
 
 WRONG = [
+    wrong(PART, "head_term_from_d_x", "head_from_d_x", '''
+        def embedding_backward(d_x, d_logits, token_ids, h):
+            V, C = d_logits.shape[-1], d_x.shape[-1]
+            dE = d_logits.reshape(-1, V).T @ d_x.reshape(-1, C)
+            np.add.at(dE, token_ids.reshape(-1), d_x.reshape(-1, C))
+            return dE
+    '''),
     wrong(PART, "fancy_index_add", "repeats_lost", '''
         def embedding_backward(d_x, d_logits, token_ids, h):
             V, C = d_logits.shape[-1], d_x.shape[-1]

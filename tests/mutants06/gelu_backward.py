@@ -12,6 +12,12 @@ def gelu(code: str) -> str:
 
 
 WRONG = [
+    wrong(PART, "first_product_term_missing", "no_first_product_term", gelu('''
+        def gelu_backward(dy, x):
+            u = GELU_C * (x + 0.044715 * x ** 3)
+            du = GELU_C * (1 + 3 * 0.044715 * x ** 2)
+            return dy * 0.5 * x * (1 - np.tanh(u) ** 2) * du
+    ''')),
     wrong(PART, "no_tanh_prime_term", "no_tanh_prime", gelu('''
         def gelu_backward(dy, x):
             return dy * 0.5 * (1 + np.tanh(GELU_C * (x + 0.044715 * x ** 3)))

@@ -53,13 +53,13 @@ WRONG = [
             y = np.tile(stream[s + 1:s + block_size + 1], (batch_size, 1))
             return x, y
     '''),
-    wrong(PART, "global_generator", None, '''
+    wrong(PART, "global_generator", "foreign_rng", '''
         def get_batch(stream, starts, batch_size, block_size, rng):
             s = np.random.choice(starts, size=batch_size)
             window = stream[s[:, None] + np.arange(block_size + 1)]
             return window[:, :-1], window[:, 1:]
     '''),
-    wrong(PART, "shuffles_the_starts", None, '''
+    wrong(PART, "shuffles_the_starts", "in_place", '''
         def get_batch(stream, starts, batch_size, block_size, rng):
             rng.shuffle(starts)
             s = starts[:batch_size]

@@ -4,6 +4,13 @@ from . import correct, wrong
 PART = "linear_backward"
 
 WRONG = [
+    wrong(PART, "batch_axes_not_flattened", "batched_not_flattened", '''
+        def linear_backward(dy, x, W):
+            dx = dy @ W.T
+            dW = x.T @ dy
+            db = dy.reshape(-1, dy.shape[-1]).sum(axis=0)
+            return dx, dW, db
+    '''),
     wrong(PART, "dx_times_W", "dx_without_transpose", '''
         def linear_backward(dy, x, W):
             x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])

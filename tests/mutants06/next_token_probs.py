@@ -4,17 +4,66 @@ from . import correct, wrong
 PART = "next_token_probs"
 
 WRONG = [
+    wrong(PART, "shifted_removal_mask", "nucleus_past_equality", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            if top_k is not None:
+                z = np.where(z < np.sort(z)[-top_k], -np.inf, z)
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            if top_p is not None:
+                order = np.argsort(-probs)
+                remove = np.cumsum(probs[order]) > top_p
+                remove[1:] = remove[:-1].copy()          # keep the token that crosses p
+                remove[0] = False
+                probs[order[remove]] = 0.0
+                probs /= probs.sum()
+            return probs
+    '''),
     wrong(PART, "stops_before_reaching_p", "nucleus_exclusive", '''
         def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
             z = np.asarray(logits, dtype=float) / temperature
             probs = np.exp(z - z.max())
             probs /= probs.sum()
             order = np.argsort(-probs)
-            keep = np.zeros(len(probs), dtype=bool)
-            keep[order[:len(probs) if top_k is None else top_k]] = True
+            if top_k is not None:
+                order = order[:top_k]
+            kept = probs[order] / probs[order].sum()
             if top_p is not None:
-                cumulative = np.cumsum(probs[order])
-                keep[order[cumulative >= top_p]] = False     # drop once the total reaches p
+                n = max(1, int(np.sum(np.cumsum(kept) < top_p)))     # stop once the total reaches p
+                order, kept = order[:n], kept[:n]
+            out = np.zeros_like(probs)
+            out[order] = kept
+            return out / out.sum()
+    '''),
+    wrong(PART, "one_more_at_equality", "nucleus_past_equality", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs, kind="stable")
+            if top_k is not None:
+                order = order[:top_k]
+            kept = probs[order] / probs[order].sum()
+            if top_p is not None:
+                n = int(np.sum(np.cumsum(kept) <= top_p)) + 1           # until the total passes p
+                order, kept = order[:n], kept[:n]
+            out = np.zeros_like(probs)
+            out[order] = kept
+            return out / out.sum()
+    '''),
+    wrong(PART, "nucleus_of_the_whole_distribution", "top_p_before_top_k", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs, kind="stable")
+            keep = np.ones(len(probs), dtype=bool)
+            if top_k is not None:
+                keep[order[top_k:]] = False
+            if top_p is not None:                       # both sets on the same distribution
+                n = int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1
+                keep[order[n:]] = False
             out = np.where(keep, probs, 0.0)
             return out / out.sum()
     '''),
@@ -24,10 +73,11 @@ WRONG = [
             probs = np.exp(z - z.max())
             probs /= probs.sum()
             order = np.argsort(-probs)
-            sorted_probs = probs[order]
-            keep = np.ones(len(probs), dtype=bool)
             if top_k is not None:
-                keep[order[top_k:]] = False
+                order = order[:top_k]
+            sorted_probs = probs[order] / probs[order].sum()
+            keep = np.zeros(len(probs), dtype=bool)
+            keep[order] = True
             if top_p is not None:
                 before = np.cumsum(sorted_probs) - sorted_probs     # total of the tokens before
                 keep[order[before >= top_p]] = False
@@ -57,7 +107,8 @@ WRONG = [
             order = np.argsort(-base)
             n = len(base) if top_k is None else min(top_k, len(base))
             if top_p is not None:
-                n = min(n, int(np.searchsorted(np.cumsum(base[order]), top_p)) + 1)
+                top = base[order[:n]] / base[order[:n]].sum()
+                n = min(n, int(np.searchsorted(np.cumsum(top), top_p)) + 1)
             probs = softmax1(np.asarray(logits, dtype=float) / temperature)
             out = np.zeros_like(probs)
             out[order[:n]] = probs[order[:n]]
@@ -120,7 +171,8 @@ WRONG = [
             order = np.argsort(-probs, kind="stable")
             n = len(probs) if top_k is None else top_k
             if top_p is not None:
-                n = min(n, int(np.searchsorted(np.cumsum(probs[order]), top_p - 1e-12)) + 1)
+                top = probs[order[:n]] / probs[order[:n]].sum()
+                n = min(n, int(np.searchsorted(np.cumsum(top), top_p - 1e-12)) + 1)
             probs[order[n:]] = 0.0
             return probs
     '''),
@@ -132,7 +184,8 @@ WRONG = [
             order = np.argsort(-probs, kind="stable")
             n = len(probs) if top_k is None else top_k
             if top_p is not None:
-                n = min(n, int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1)
+                top = probs[order[:n]] / probs[order[:n]].sum()
+                n = min(n, int(np.searchsorted(np.cumsum(top), top_p)) + 1)
             out = np.zeros_like(probs)
             out[order[:n]] = probs[order[:n]]
             return out / out.sum()
@@ -160,12 +213,13 @@ WRONG = [
             order = np.argsort(-probs, kind="stable")
             n = len(probs) if top_k is None else top_k
             if top_p is not None:
-                n = min(n, int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1)
+                top = probs[order[:n]] / probs[order[:n]].sum()
+                n = min(n, int(np.searchsorted(np.cumsum(top), top_p)) + 1)
             out = np.zeros_like(probs)
             out[order[:n]] = probs[order[:n]]
             return out / out.sum()
     '''),
-    wrong(PART, "logits_divided_in_place", None, '''
+    wrong(PART, "logits_divided_in_place", "in_place", '''
         def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
             logits /= temperature
             probs = np.exp(logits - logits.max())
@@ -173,7 +227,8 @@ WRONG = [
             order = np.argsort(-probs, kind="stable")
             n = len(probs) if top_k is None else top_k
             if top_p is not None:
-                n = min(n, int(np.searchsorted(np.cumsum(probs[order]), top_p)) + 1)
+                top = probs[order[:n]] / probs[order[:n]].sum()
+                n = min(n, int(np.searchsorted(np.cumsum(top), top_p)) + 1)
             out = np.zeros_like(probs)
             out[order[:n]] = probs[order[:n]]
             return out / out.sum()
@@ -207,10 +262,11 @@ CORRECT = [
             ranked = sorted(range(len(probs)), key=lambda i: -probs[i])
             if top_k is not None:
                 ranked = ranked[:top_k]
+            mass = sum(probs[i] for i in ranked)
             kept, total = [], 0.0
             for i in ranked:
                 kept.append(i)
-                total += probs[i]
+                total += probs[i] / mass
                 if top_p is not None and total >= top_p:
                     break
             out = np.zeros(len(probs))
@@ -227,12 +283,28 @@ CORRECT = [
                 kth = np.partition(probs, -top_k)[-top_k]
                 keep &= probs >= kth
             if top_p is not None:
-                order = np.argsort(-probs, kind="stable")
-                n = int(np.searchsorted(np.cumsum(probs[order]), top_p, side="left")) + 1
+                renormalised = np.where(keep, probs, 0.0) / probs[keep].sum()
+                order = np.argsort(-renormalised, kind="stable")
+                n = int(np.searchsorted(np.cumsum(renormalised[order]), top_p, side="left")) + 1
                 nucleus = np.zeros(len(probs), dtype=bool)
                 nucleus[order[:n]] = True
                 keep &= nucleus
             out = np.where(keep, probs, 0.0)
             return out / out.sum()
+    '''),
+    correct(PART, "ascending_like_hugging_face", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            if top_k is not None:
+                z = np.where(z < np.sort(z)[-top_k], -np.inf, z)
+            if top_p is not None:                   # from the least likely up, as transformers does
+                order = np.argsort(z, kind="stable")
+                e = np.exp(z[order] - z.max())
+                tail = np.cumsum(e / e.sum())
+                drop = tail <= 1 - top_p
+                drop[-1] = False
+                z[order[drop]] = -np.inf
+            e = np.exp(z - z.max())
+            return e / e.sum()
     '''),
 ]

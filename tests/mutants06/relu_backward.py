@@ -24,7 +24,7 @@ WRONG = [
         def relu_backward(dy, x):
             return np.where(x > 0, dy, 0.01 * dy)
     '''),
-    wrong(PART, "zeroed_in_place", None, '''
+    wrong(PART, "zeroed_in_place", "in_place", '''
         def relu_backward(dy, x):
             dy[x <= 0] = 0
             return dy

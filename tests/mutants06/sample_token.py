@@ -4,6 +4,22 @@ from . import correct, wrong
 PART = "sample_token"
 
 WRONG = [
+    wrong(PART, "position_in_sorted_order", "rank_not_id", '''
+        def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+            if greedy:
+                return int(np.argmax(logits))
+            probs = next_token_probs(logits, temperature, top_k, top_p)
+            order = np.argsort(probs)[::-1]
+            return int(rng.choice(len(order), p=probs[order]))
+    '''),
+    wrong(PART, "rank_instead_of_id", "rank_not_id_greedy_too", '''
+        def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+            probs = next_token_probs(logits, temperature, top_k, top_p)
+            ranked = np.sort(probs)[::-1]
+            if greedy:
+                return int(np.argmax(ranked))
+            return int(rng.choice(len(ranked), p=ranked))
+    '''),
     wrong(PART, "greedy_flag_unused", "greedy_ignored", '''
         def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
             probs = next_token_probs(logits, temperature, top_k, top_p)
@@ -45,14 +61,14 @@ WRONG = [
             probs = next_token_probs(logits, temperature, top_k, top_p)
             return rng.choice(len(probs), size=1, p=probs)
     '''),
-    wrong(PART, "global_generator", None, '''
+    wrong(PART, "global_generator", "foreign_rng", '''
         def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
             if greedy:
                 return int(np.argmax(logits))
             probs = next_token_probs(logits, temperature, top_k, top_p)
             return int(np.random.choice(len(probs), p=probs))
     '''),
-    wrong(PART, "own_fixed_generator", None, '''
+    wrong(PART, "own_fixed_generator", "foreign_rng", '''
         def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
             if greedy:
                 return int(np.argmax(logits))

@@ -37,8 +37,17 @@ def unstable(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@mistake("softmax", "the maximum of the whole array is subtracted instead of each row's maximum; "
-         "use np.max(z, axis=-1, keepdims=True)")
+@mistake("softmax", "the row maxima and sums are reduced without keeping their axis, so they "
+         "broadcast against the columns instead of the rows: non-square input raises a broadcast "
+         "error and square input is divided by the wrong row's sum",
+         fix="np.max(z, axis=-1, keepdims=True) and e.sum(axis=-1, keepdims=True)")
+def keepdims_forgotten_softmax(z):
+    e = np.exp(z - z.max(axis=-1))
+    return e / e.sum(axis=-1)
+
+
+@mistake('softmax', "the maximum of the whole array is subtracted instead of each row's maximum, so rows far below it underflow",
+         fix='np.max(z, axis=-1, keepdims=True)')
 def global_max(z):
     e = np.exp(z - z.max())
     return e / e.sum(axis=-1, keepdims=True)
@@ -63,7 +72,8 @@ def axis0(z):
     return e / e.sum(axis=0, keepdims=True)
 
 
-@mistake("softmax", "it uses axis=1, which is the last axis only for 2-D input; use axis=-1")
+@mistake('softmax', 'it normalises over axis 1, which is the last axis only for 2-D input: a vector or a (heads, N, N) stack is normalised along the wrong axis',
+         fix='axis=-1')
 def axis1(z):
     e = np.exp(z - z.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -86,9 +96,8 @@ def log_softmax(z):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-@mistake("softmax", "it normalises each z[i] as a whole (a loop over the first axis), which is "
-         "right only for 2-D input: a vector becomes all ones and each matrix of a 3-D stack is "
-         "normalised as one block; work along axis=-1 with keepdims=True")
+@mistake('softmax', 'it normalises each z[i] as a whole (a loop over the first axis), which is right only for 2-D input: a vector becomes all ones and each matrix of a 3-D stack is normalised as one block; softmax normalises along the last axis only',
+         fix='work on the whole array with axis=-1 and keepdims=True')
 def first_axis_loop(z):
     out = np.empty(np.shape(z))
     for i, block in enumerate(z):
@@ -154,9 +163,9 @@ def _attention_mistakes(part, causal):
         w = w / np.sqrt(Q.shape[-1])
         return w @ V, w
 
-    @mistake(part, "the row maxima and sums are taken without keepdims=True: the (N,) vector "
-             "broadcasts along the last axis, so entry (i, j) is divided by row j's sum instead of "
-             "row i's; use keepdims=True")
+    @mistake(part, "the row maxima and sums lose their axis, so the (N,) vector broadcasts along "
+             "the last axis and entry (i, j) is divided by row j's sum instead of row i's",
+             fix="keepdims=True in the max and the sum")
     def keepdims_forgotten(Q, K, V):
         scores = Q @ K.T / np.sqrt(Q.shape[-1])
         if mask(len(Q)) is not None:
@@ -170,7 +179,8 @@ def _attention_mistakes(part, causal):
         return _attend(Q, K, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)))[0]
 
     @mistake(part, "the softmax exponentiates the scores without subtracting each row's maximum, "
-             "so large scores overflow to inf and the weights become nan; use your stable softmax")
+             "so large scores overflow to inf and the weights become nan",
+             fix="call your stable softmax on the scores")
     def unstable_softmax(Q, K, V):
         scores = Q @ K.T / np.sqrt(Q.shape[-1])
         e = np.exp(scores if mask(len(Q)) is None else scores + mask(len(Q)))
@@ -181,21 +191,20 @@ def _attention_mistakes(part, causal):
 _attention_mistakes("scaled_dot_product_attention", causal=False)
 
 
-@mistake("causal_attention", "the mask also covers the diagonal (np.triu(..., k=0)): position i "
-         "must attend to itself, and row 0 is left with nothing to attend to")
+@mistake('causal_attention', 'the mask also covers the diagonal: position i must attend to itself, and row 0 is left with nothing to attend to',
+         fix='np.triu(np.full((N, N), -np.inf), k=1)')
 def mask_covers_diagonal(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), k=0))
 
 
-@mistake("causal_attention", "the mask multiplies 0/1 entries by -inf, but 0 · (-inf) is nan, so "
-         "every score becomes nan; put -inf only above the diagonal (fill with -np.inf, or use "
-         "np.where)")
+@mistake('causal_attention', 'the mask multiplies 0/1 entries by -inf, but 0 · (-inf) is nan, so every score becomes nan; the mask must hold 0 on and below the diagonal and -inf only above it',
+         fix='np.where(np.triu(np.ones((N, N), dtype=bool), k=1), -np.inf, 0.0)')
 def nan_mask(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), np.triu(np.ones((len(Q), len(Q))), k=1) * -np.inf)
 
 
-@mistake("causal_attention", "the mask starts one place too late (np.triu(..., k=2), or "
-         "scores[i, i+2:] in a loop): position i still sees position i+1; mask every j > i")
+@mistake('causal_attention', 'the mask starts one place too late: position i still sees position i+1; every j > i must be masked',
+         fix='np.triu(..., k=1)')
 def mask_one_late(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), k=2))
 
@@ -217,10 +226,26 @@ def multiplicative_mask(Q, K, V):
     return w @ V, w
 
 
-@mistake("causal_attention", "the mask hides the past instead of the future (the lower "
-         "triangle); use np.triu(..., k=1) so that M[i, j] = -inf for j > i")
+@mistake('causal_attention', 'the mask hides the past instead of the future (the lower triangle): M[i, j] = -inf for j > i, the upper triangle',
+         fix='np.triu(np.full((N, N), -np.inf), k=1)')
 def mask_on_past(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q)).T)
+
+
+@mistake("causal_attention", "the mask value is finite (such as -100 or -1000) instead of -inf: with large scores, or a row "
+         "whose own scores are very negative, the future still gets weight",
+         fix="put -np.inf above the diagonal: np.triu(np.full((N, N), -np.inf), k=1)")
+def finite_mask_thousand(Q, K, V):
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    w = R.softmax(np.where(np.triu(np.ones(scores.shape, dtype=bool), k=1), -1000.0, scores))
+    return w @ V, w
+
+
+@mistake("causal_attention", "the mask value is finite (such as -100 or -1000) instead of -inf: with large scores, or a row "
+         "whose own scores are very negative, the future still gets weight",
+         fix="put -np.inf above the diagonal: np.triu(np.full((N, N), -np.inf), k=1)")
+def finite_mask_thousand_added(Q, K, V):
+    return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), value=-1000.0))
 
 
 @mistake("causal_attention", "no mask is applied: this is full attention")
@@ -228,8 +253,9 @@ def no_mask(Q, K, V):
     return R.scaled_dot_product_attention(Q, K, V)
 
 
-@mistake("causal_attention", "the mask value is too small (such as -100 or -1e3): with large "
-         "scores the future still gets weight; use -np.inf")
+@mistake("causal_attention", "the mask value is finite (such as -100 or -1000) instead of -inf: with large scores, or a row "
+         "whose own scores are very negative, the future still gets weight",
+         fix="put -np.inf above the diagonal: np.triu(np.full((N, N), -np.inf), k=1)")
 def finite_mask(Q, K, V):
     return _attend(Q, K, V, 1 / np.sqrt(Q.shape[-1]), _mask(len(Q), value=-100.0))
 
@@ -260,22 +286,22 @@ def _merge(self, H):
     return H.transpose(1, 0, 2).reshape(H.shape[1], self.d_model)
 
 
-@mistake("MultiHeadAttention", "the heads are split with a reshape to (A, N, d_k) without a "
-         "transpose, so each 'head' mixes positions; reshape to (N, A, d_k), then transpose(1, 0, 2)")
+@mistake('MultiHeadAttention', "the heads are split with a reshape to (A, N, d_k) without moving the axes, so each 'head' mixes positions: head c is the block of columns c*d_k:(c+1)*d_k of every row",
+         fix='reshape to (N, A, d_k), then transpose(1, 0, 2)')
 def reshape_without_transpose(self, X, causal=False):
     split = lambda s, M: M.reshape(s.n_heads, len(M), s.d_k)  # noqa: E731
     merge = lambda s, H: H.reshape(H.shape[1], s.d_model)      # noqa: E731
     return _heads(self, X, split, merge, causal=causal)
 
 
-@mistake("MultiHeadAttention", "the heads are split with a reshape to (A, N, d_k) without a "
-         "transpose, so each 'head' mixes positions; reshape to (N, A, d_k), then transpose(1, 0, 2)")
+@mistake('MultiHeadAttention', "the heads are split with a reshape to (A, N, d_k) without moving the axes, so each 'head' mixes positions: head c is the block of columns c*d_k:(c+1)*d_k of every row",
+         fix='reshape to (N, A, d_k), then transpose(1, 0, 2)')
 def split_without_transpose(self, X, causal=False):
     return _heads(self, X, lambda s, M: M.reshape(s.n_heads, len(M), s.d_k), _merge, causal=causal)
 
 
-@mistake("MultiHeadAttention", "the heads are concatenated with reshape(N, d) straight from "
-         "(A, N, d_k); move the head axis back first: transpose(1, 0, 2), then reshape")
+@mistake('MultiHeadAttention', 'the heads are concatenated with a reshape straight from (A, N, d_k), which lays the heads out along the positions: the head axis has to move back next to d_k first',
+         fix='transpose(1, 0, 2), then reshape(N, d_model)')
 def merge_without_transpose(self, X, causal=False):
     return _heads(self, X, _split, lambda s, H: H.reshape(H.shape[1], s.d_model), causal=causal)
 
@@ -330,8 +356,8 @@ def no_scaling_mha(self, X, causal=False):
     return _heads(self, X, _split, _merge, scale=1.0, causal=causal)
 
 
-@mistake("MultiHeadAttention", "the softmax runs over the queries instead of the keys (use the "
-         "last axis of the (A, N, N) scores)")
+@mistake('MultiHeadAttention', "the softmax runs over the queries instead of the keys: each query's weights must sum to 1",
+         fix='softmax over the last axis of the (A, N, N) scores')
 def softmax_over_queries_mha(self, X, causal=False):
     return _heads(self, X, _split, _merge, causal=causal, axis=-2)
 
@@ -472,6 +498,31 @@ def over_everything(x, gamma=None, beta=None, eps=1e-5):
          "the input's precision")
 def single_precision_ln(x, gamma=None, beta=None, eps=1e-5):
     return R.layer_norm(np.asarray(x, dtype=np.float32), gamma, beta, eps)
+
+
+@mistake("layer_norm", "gamma and beta are used as given, but they default to None, and arithmetic "
+         "with None raises a TypeError: the defaults stand for the identity scale and a zero shift",
+         fix="gamma = np.ones(x.shape[-1]) if gamma is None else gamma (and zeros for beta)")
+def defaults_left_none(x, gamma=None, beta=None, eps=1e-5):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return gamma * (x - mu) / np.sqrt(var + eps) + beta
+
+
+@mistake("layer_norm", "beta is used whenever gamma is given, but each may be given alone: beta is "
+         "None here, and adding None raises a TypeError",
+         fix="replace gamma and beta separately: beta = np.zeros(x.shape[-1]) if beta is None else beta")
+def beta_assumed_with_gamma(x, gamma=None, beta=None, eps=1e-5):
+    x_hat = _ln(x, eps=eps)
+    return gamma * x_hat + beta if gamma is not None else x_hat
+
+
+@mistake("layer_norm", "the mean and variance are reduced without keeping their axis, so they "
+         "broadcast against the features instead of the rows (a broadcast error when N != d)",
+         fix="x.mean(axis=-1, keepdims=True) and x.var(axis=-1, keepdims=True)")
+def keepdims_forgotten_ln(x, gamma=None, beta=None, eps=1e-5):
+    y = (x - x.mean(axis=-1)) / np.sqrt(x.var(axis=-1) + eps)
+    return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
 
 
 @mistake("layer_norm", "gamma and beta are ignored")
@@ -685,15 +736,15 @@ def no_positions(self, token_ids):
     return _lm(self, token_ids, positions=0.0)
 
 
-@mistake("MiniTransformerLM", "the positions are off by one: the first token gets PE[0], "
-         "so use pos_encodings[:N]")
+@mistake('MiniTransformerLM', 'the positions are off by one: the first token gets PE[0], position i gets row i',
+         fix='pos_encodings[:N]')
 def positions_offset(self, token_ids):
     n = len(np.asarray(token_ids))
     return _lm(self, token_ids, positions=self.pos_encodings[1:n + 1])
 
 
-@mistake("MiniTransformerLM", "the positional encodings are indexed by the token ids; row i of "
-         "PE belongs to position i: add pos_encodings[:N]")
+@mistake('MiniTransformerLM', 'the positional encodings are indexed by the token ids; row i of PE belongs to position i, whatever the token',
+         fix='add pos_encodings[:N]')
 def positions_by_token(self, token_ids):
     return _lm(self, token_ids, positions=self.pos_encodings[np.asarray(token_ids)])
 
@@ -741,6 +792,17 @@ def last_block_only(self, token_ids):
          "row of logits per position, shape (N, |V|)")
 def last_position_only(self, token_ids):
     return _lm(self, token_ids)[-1]
+
+
+@mistake("MiniTransformerLM", "the head multiplies by E itself; the tied head is u = H Eᵀ (eq. 8.46), "
+         "which maps d_model back to the vocabulary (without the transpose the shapes do not match)",
+         fix="return x @ self.token_embeddings.T")
+def head_not_transposed(self, token_ids):
+    ids = np.asarray(token_ids)
+    x = self.token_embeddings[ids] + self.pos_encodings[:len(ids)]
+    for b in self.blocks:
+        x = b.forward(x)
+    return R.layer_norm(x, self.final_ln_gamma, self.final_ln_beta) @ self.token_embeddings
 
 
 @mistake("MiniTransformerLM", "it returns probabilities (softmax of the logits); forward returns "

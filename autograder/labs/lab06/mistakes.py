@@ -54,13 +54,21 @@ def unsorted(names):
     return _vocab(["."] + [ch for ch in dict.fromkeys("".join(names)) if ch != "."])
 
 
-@mistake("build_vocab", "stoi gives '.' the id 0, but itos does not start with '.': itos[i] must be "
-         "the character whose id is i, so itos = ['.'] + the sorted characters")
+@mistake('build_vocab', "stoi gives '.' the id 0, but itos does not start with '.': itos[i] must be the character whose id is i",
+         fix="itos = ['.'] + the sorted characters")
 def itos_without_dot(names):
     chars = sorted(set("".join(names)))
     stoi = {ch: i + 1 for i, ch in enumerate(chars)}
     stoi["."] = 0
     return stoi, chars
+
+
+@mistake("build_vocab", "the ids start at 1 (enumerate(..., 1)): '.' must be id 0 and the letters "
+         "follow from 1, so that itos[i] is the character whose id is i",
+         fix="stoi = {ch: i for i, ch in enumerate(itos)} with itos = ['.'] + sorted(characters)")
+def ids_from_one(names):
+    itos = ["."] + sorted(set("".join(names)) - {"."})
+    return {ch: i + 1 for i, ch in enumerate(itos)}, itos
 
 
 @mistake("build_vocab", "it returns (itos, stoi); the order is (stoi, itos)")
@@ -107,7 +115,8 @@ def spaced(ids, itos):
     return " ".join(itos[int(i)] for i in ids)
 
 
-@mistake("decode", "it returns the list of characters; join them into one string with ''.join")
+@mistake('decode', 'it returns the list of characters; decode returns one string',
+         fix="''.join(...)")
 def character_list(ids, itos):
     return [itos[int(i)] for i in ids]
 
@@ -143,8 +152,8 @@ def windows_too_long(stream, starts, batch_size, block_size, rng):
     return _windows(stream, rng.choice(starts, size=batch_size), block_size + 1)
 
 
-@mistake("get_batch", "the windows start anywhere in the stream: draw the starts from `starts` "
-         "(each name's '.'), e.g. rng.choice(starts, size=batch_size)")
+@mistake('get_batch', "the windows start anywhere in the stream: every window must start at one of `starts` (each name's '.')",
+         fix='rng.choice(starts, size=batch_size)')
 def starts_ignored(stream, starts, batch_size, block_size, rng):
     return _windows(stream, rng.integers(0, len(stream) - block_size, size=batch_size), block_size)
 
@@ -155,8 +164,8 @@ def index_as_position(stream, starts, batch_size, block_size, rng):
     return _windows(stream, rng.integers(0, len(starts), size=batch_size), block_size)
 
 
-@mistake("get_batch", "rng.integers(0, len(starts) - 1) never draws the last start: the upper bound "
-         "is already exclusive, use rng.integers(0, len(starts))")
+@mistake('get_batch', 'the last start can never be drawn: the upper bound of rng.integers is already exclusive, so subtracting 1 leaves one start out',
+         fix='rng.integers(0, len(starts), size=batch_size)')
 def last_start_excluded(stream, starts, batch_size, block_size, rng):
     return _windows(stream, starts[rng.integers(0, len(starts) - 1, size=batch_size)], block_size)
 
@@ -188,6 +197,14 @@ def log_of_softmax(logits, targets):
          "-1000): subtract each row's maximum m first, log Σ exp(u) = m + log Σ exp(u - m)")
 def unstable(logits, targets):
     return float((np.log(np.exp(logits).sum(axis=-1)) - _picked(logits, targets)).mean())
+
+
+@mistake("cross_entropy", "the row maxima are reduced without keeping their axis, so they broadcast "
+         "against the vocabulary instead of the rows (a broadcast error when N != V)",
+         fix="logits.max(axis=-1, keepdims=True)")
+def keepdims_forgotten_ce(logits, targets):
+    z = logits - logits.max(axis=-1)
+    return float(-_picked(z - np.log(np.exp(z).sum(axis=-1)), targets).mean())
 
 
 @mistake("cross_entropy", "the row maximum subtracted inside log-sum-exp is not added back: "
@@ -228,8 +245,8 @@ def mean_over_vocabulary(logits, targets):
     return float(-(onehot * _log_probs(logits)).mean())
 
 
-@mistake("cross_entropy", "log_probs[:, targets] picks an N × N block (every row at every target); "
-         "pick one entry per row: log_probs[np.arange(N), targets]")
+@mistake('cross_entropy', "log_probs[:, targets] picks an N × N block (every row at every target); the loss needs one entry per row, the target's",
+         fix='log_probs[np.arange(N), targets]')
 def block_indexing(logits, targets):
     return float(-_log_probs(logits)[:, targets].mean())
 
@@ -264,6 +281,27 @@ def divided_by_batch_size(logits, targets):
     return _minus_onehot(_softmax(logits), targets) / len(targets)
 
 
+@mistake("cross_entropy_backward", "the gradient is divided by the number of logits N·|V|; the "
+         "loss averages over the N positions only, so the gradient carries 1/N",
+         fix="divide by targets.size")
+def divided_by_all_entries(logits, targets):
+    return _minus_onehot(_softmax(logits), targets) / logits.size
+
+
+@mistake("cross_entropy_backward", "the gradient is divided by the vocabulary size |V|; the loss "
+         "averages over the N positions, so the gradient carries 1/N", fix="divide by targets.size")
+def divided_by_vocabulary(logits, targets):
+    return _minus_onehot(_softmax(logits), targets) / logits.shape[-1]
+
+
+@mistake("cross_entropy_backward", "the softmax's row maxima and sums are reduced without keeping "
+         "their axis, so they broadcast against the vocabulary instead of the rows",
+         fix="logits.max(axis=-1, keepdims=True) and e.sum(axis=-1, keepdims=True)")
+def keepdims_forgotten_ceb(logits, targets):
+    e = np.exp(logits - logits.max(axis=-1))
+    return _minus_onehot(e / e.sum(axis=-1), targets) / targets.size
+
+
 @mistake("cross_entropy_backward", "the sign is flipped: the gradient is (softmax - onehot) / N, "
          "not (onehot - softmax) / N")
 def gradient_sign_flipped(logits, targets):
@@ -276,8 +314,8 @@ def no_onehot(logits, targets):
     return _softmax(logits) / targets.size
 
 
-@mistake("cross_entropy_backward", "grad[:, targets] -= 1 subtracts 1 in every target's column of "
-         "every row; subtract it once per row: grad[np.arange(N), targets] -= 1")
+@mistake('cross_entropy_backward', "grad[:, targets] -= 1 subtracts 1 in every target's column of every row; it belongs once per row, at that row's target",
+         fix='grad[np.arange(N), targets] -= 1')
 def column_subtraction(logits, targets):
     grad = _softmax(logits)
     grad[:, targets] -= 1
@@ -335,13 +373,21 @@ def db_wrong_axis(dy, x, W):
     return _linear(dy, x, W, db=lambda dy2, x2, W: dy.sum(axis=-1))
 
 
-@mistake("linear_backward", "db = dy.sum(axis=0) leaves a (T, C_out) array for (B, T, C_out) "
-         "gradients: sum over every leading axis (or reshape to (N, C_out) first)")
+@mistake('linear_backward', 'db sums over the first axis only, which leaves a (T, C_out) array for (B, T, C_out) gradients: db sums over every position',
+         fix='dy.reshape(-1, dy.shape[-1]).sum(axis=0)')
 def db_first_axis(dy, x, W):
     return _linear(dy, x, W, db=lambda dy2, x2, W: dy.sum(axis=0))
 
 
-@mistake("linear_backward", "dx is returned as (N, C_in) rows: reshape it to x's shape")
+@mistake("linear_backward", "dW = xᵀ·dy is written for (N, C) matrices, but batched (B, T, C) inputs "
+         "are not flattened first: x.T reverses all three axes and the product fails",
+         fix="x2 = x.reshape(-1, x.shape[-1]) and dy2 = dy.reshape(-1, dy.shape[-1]), then dW = x2.T @ dy2")
+def batched_not_flattened(dy, x, W):
+    return dy @ W.T, x.T @ dy, dy.reshape(-1, dy.shape[-1]).sum(axis=0)
+
+
+@mistake('linear_backward', 'dx is returned as (N, C_in) rows: it has the shape of x',
+         fix='dx.reshape(x.shape)')
 def dx_flat(dy, x, W):
     return _linear(dy, x, W, dx=lambda dy2, x2, W: dy2 @ W.T)
 
@@ -395,6 +441,13 @@ def no_tanh_prime(dy, x):
     return dy * 0.5 * (1 + np.tanh(_K * (x + _A * x ** 3)))
 
 
+@mistake("gelu_backward", "the GELU derivative keeps only the tanh′ term: by the product rule, "
+         "d/dx ½x(1 + tanh u) also has the term ½(1 + tanh u)")
+def no_first_product_term(dy, x):
+    th = np.tanh(_K * (x + _A * x ** 3))
+    return dy * 0.5 * x * (1 - th * th) * _K * (1 + 3 * _A * x * x)
+
+
 @mistake("gelu_backward", "the chain rule stops at tanh: the term ½x(1 - tanh²u) must be multiplied "
          "by u′ = √(2/π)(1 + 3·0.044715·x²)")
 def no_inner_derivative(dy, x):
@@ -428,8 +481,8 @@ def forward_value(dy, x):
     return dy * 0.5 * x * (1 + np.tanh(_K * (x + _A * x ** 3)))
 
 
-@mistake("gelu_backward", "tanh is computed with np.exp, which overflows for large |x| (inf/inf = "
-         "nan): use np.tanh")
+@mistake('gelu_backward', 'tanh is computed with np.exp, which overflows for large |x| (inf/inf = nan)',
+         fix='np.tanh')
 def tanh_from_exp(dy, x):
     u = _K * (x + _A * x ** 3)
     th = (np.exp(2 * u) - 1) / (np.exp(2 * u) + 1)
@@ -589,8 +642,15 @@ def softmax_diagonal(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, softmax_grad=lambda a, da: a * da)
 
 
-@mistake("attention_backward", "the row sum in the softmax backward runs over the queries (axis -2); "
-         "it runs over each row's keys: rowsum(A ⊙ dA) with axis=-1, keepdims=True")
+@mistake("attention_backward", "the softmax backward uses the element-wise derivative a(1 - a): "
+         "each weight depends on every score of its row, so the Jacobian has off-diagonal terms "
+         "-a_i a_j", fix="dS = A * (dA - (A * dA).sum(axis=-1, keepdims=True))")
+def softmax_elementwise(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, softmax_grad=lambda a, da: a * (1 - a) * da)
+
+
+@mistake('attention_backward', "the row sum in the softmax backward runs over the queries; it runs over each row's keys, rowsum(A ⊙ dA)",
+         fix='(att * datt).sum(axis=-1, keepdims=True)')
 def softmax_sum_over_queries(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads,
                             softmax_grad=lambda a, da: a * (da - (a * da).sum(axis=-2, keepdims=True)))
@@ -666,16 +726,16 @@ def _head_term(d_logits, h):
     return _rows(d_logits).T @ _rows(h)
 
 
-@mistake("embedding_backward", "dE[ids] += dx loses repeated tokens (with repeated indices only one "
-         "addition survives): use np.add.at(dE, ids, dx)")
+@mistake('embedding_backward', 'dE[ids] += dx loses repeated tokens: with repeated indices only one addition survives, but a token that occurs k times collects k rows',
+         fix='np.add.at(dE, ids, dx)')
 def repeats_lost(d_x, d_logits, token_ids, h):
     dE = _head_term(d_logits, h)
     dE[token_ids.reshape(-1)] += _rows(d_x)
     return dE
 
 
-@mistake("embedding_backward", "dE[ids] = dx overwrites the head's contribution (and keeps one row per "
-         "repeated token): add with np.add.at(dE, ids, dx)")
+@mistake('embedding_backward', "dE[ids] = dx overwrites the head's contribution and keeps one row per repeated token: the lookup's rows are added, every occurrence",
+         fix='np.add.at(dE, ids, dx)')
 def lookup_assigned(d_x, d_logits, token_ids, h):
     dE = _head_term(d_logits, h)
     dE[token_ids.reshape(-1)] = _rows(d_x)
@@ -694,6 +754,12 @@ def lookup_only(d_x, d_logits, token_ids, h):
     dE = np.zeros((d_logits.shape[-1], d_x.shape[-1]))
     np.add.at(dE, token_ids.reshape(-1), _rows(d_x))
     return dE
+
+
+@mistake("embedding_backward", "the head's term is built from d_x instead of the hidden states h: "
+         "u = h Eᵀ, so E's gradient from the head is d(u)ᵀ·h", fix="dE = d_logits2.T @ h2 + (the lookup's rows)")
+def head_from_d_x(d_x, d_logits, token_ids, h):
+    return R.embedding_backward(d_x, d_logits, token_ids, d_x)
 
 
 @mistake("embedding_backward", "the head's term is divided by the number of positions: it is the sum "
@@ -764,6 +830,13 @@ def decay_ignored(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0
     return _adamw(p, g, m, v, t, lr, betas, eps)
 
 
+@mistake("adamw_update", "the decay is applied after the Adam step, to the updated weights: "
+         "decoupled decay shrinks the weights from before the step, θ - ηλθ - η m̂/(√v̂ + ε)")
+def decay_after_step(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    p_new, m_new, v_new = _adamw(p, g, m, v, t, lr, betas, eps)
+    return p_new - lr * weight_decay * p_new, m_new, v_new
+
+
 @mistake("adamw_update", "eps is added inside the square root; it is added to √v̂")
 def eps_inside_sqrt(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
     return _adamw(p, g, m, v, t, lr, betas, eps, weight_decay, eps_inside=True)
@@ -818,25 +891,49 @@ def _top_k(probs, k):
     return np.argsort(-probs, kind="stable")[:k]
 
 
-_inclusive = _sorted_cut(lambda total, _, q: np.arange(len(total)) <= np.searchsorted(total, q - 1e-12))
+_inclusive = _sorted_cut(lambda total, _, q: np.arange(len(total)) <= np.searchsorted(total, q))
 
 
-def _probs(logits, temperature=1.0, top_k=None, top_p=None, top_k_rule=_top_k, nucleus=_inclusive):
-    """next_token_probs with pluggable top-k and top-p rules, each giving the indices to keep."""
+def _probs(logits, temperature=1.0, top_k=None, top_p=None, top_k_rule=_top_k, nucleus=_inclusive,
+           after_top_k=True):
+    """next_token_probs with pluggable top-k and top-p rules, each giving the indices to keep;
+    top-p measures the renormalised top-k distribution (`after_top_k`) or the one before it."""
     probs = _softmax(np.asarray(logits, dtype=np.float64) / temperature)
     keep = np.ones(len(probs), dtype=bool)
-    for rule, setting in ((top_k_rule, top_k), (nucleus, top_p)):
-        if setting is not None:
-            chosen = np.zeros(len(probs), dtype=bool)
-            chosen[rule(probs, setting)] = True
-            keep &= chosen
+    if top_k is not None:
+        keep[:] = False
+        keep[top_k_rule(probs, top_k)] = True
+    if top_p is not None:
+        chosen = np.zeros(len(probs), dtype=bool)
+        chosen[nucleus(_kept(probs, keep) if after_top_k else probs, top_p)] = True
+        keep &= chosen
     return _kept(probs, keep)
 
 
-@mistake("next_token_probs", "top-p keeps tokens while the total is below p and drops the one that "
-         "reaches it: the smallest set whose total is >= p includes the token that crosses p")
+@mistake("next_token_probs", "top-p adds up the probabilities from before top-k: in the sequence "
+         "temperature, then top-k, then top-p, the running total is measured on the k kept tokens "
+         "after they are renormalised",
+         fix="renormalise the top-k probabilities (divide by their sum) before the cumulative sum of top-p")
+def top_p_before_top_k(logits, temperature=1.0, top_k=None, top_p=None):
+    return _probs(logits, temperature, top_k, top_p, after_top_k=False)
+
+
+@mistake("next_token_probs", "top-p stops before the token whose running total reaches p: the "
+         "smallest set whose total is >= p includes that token",
+         fix="keep tokens 0..j where j is the first index with cumsum >= top_p "
+             "(np.searchsorted(cumsum, top_p) + 1 tokens)")
 def nucleus_exclusive(logits, temperature=1.0, top_k=None, top_p=None):
-    return _probs(logits, temperature, top_k, top_p, nucleus=_sorted_cut(lambda total, _, q: total < q))
+    return _probs(logits, temperature, top_k, top_p,
+                  nucleus=_sorted_cut(lambda total, _, q: (total < q) | (np.arange(len(total)) == 0)))
+
+
+@mistake("next_token_probs", "a running total exactly equal to p does not stop top-p, so one more "
+         "token is kept: 'total >= p' includes equality, and the token where the total reaches p "
+         "is the last one kept",
+         fix="compare with >= (np.searchsorted(cumsum, top_p, side='left')), not >")
+def nucleus_past_equality(logits, temperature=1.0, top_k=None, top_p=None):
+    return _probs(logits, temperature, top_k, top_p, nucleus=_sorted_cut(
+        lambda total, _, q: np.arange(len(total)) <= np.searchsorted(total, q, side="right")))
 
 
 @mistake("next_token_probs", "when top_p is below the largest probability no token is kept: the most "
@@ -866,8 +963,8 @@ def top_k_or_top_p(logits, temperature=1.0, top_k=None, top_p=None):
     return R.next_token_probs(logits, temperature, top_k, None if top_k is not None else top_p)
 
 
-@mistake("next_token_probs", "np.argsort sorts in ascending order: [:k] keeps the k least likely "
-         "tokens; take the last k, or sort -probs")
+@mistake('next_token_probs', 'np.argsort sorts in ascending order, so the first k are the k least likely tokens',
+         fix='np.argsort(-probs)[:k]')
 def top_k_least_likely(logits, temperature=1.0, top_k=None, top_p=None):
     return _probs(logits, temperature, top_k, top_p, top_k_rule=lambda p, k: np.argsort(p)[:k])
 
@@ -916,8 +1013,8 @@ def greedy_ignored(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=
     return _draw(R.next_token_probs(logits, temperature, top_k, top_p), rng)
 
 
-@mistake("sample_token", "greedy returns the largest probability (or logit) instead of its index, "
-         "the token id (np.argmax)")
+@mistake('sample_token', 'greedy returns the largest probability (or logit) instead of its index, the token id',
+         fix='int(np.argmax(logits))')
 def greedy_value(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
     if greedy:
         return float(np.max(logits))
@@ -939,15 +1036,31 @@ def temperature_dropped(logits, rng, temperature=1.0, top_k=None, top_p=None, gr
     return _draw(R.next_token_probs(logits, top_k=top_k, top_p=top_p), rng)
 
 
-@mistake("sample_token", "the kept tokens are drawn with equal chances (rng.choice of the kept ids "
-         "without p=): draw with the probabilities, rng.choice(len(probs), p=probs)")
+@mistake('sample_token', 'the kept tokens are drawn with equal chances: each must be drawn with its probability',
+         fix='rng.choice(len(probs), p=probs)')
 def uniform_over_kept(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
     if greedy:
         return int(np.argmax(logits))
     return int(rng.choice(np.flatnonzero(R.next_token_probs(logits, temperature, top_k, top_p))))
 
 
-@mistake("sample_token", "it returns an array of one token (rng.choice(..., size=1)); return one int")
+@mistake("sample_token", "it returns the rank of the chosen token in the sorted order (0 for the "
+         "most likely), not its token id", fix="draw from probs in vocabulary order: rng.choice(len(probs), p=probs)")
+def rank_not_id(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+    if greedy:
+        return int(np.argmax(logits))
+    probs = R.next_token_probs(logits, temperature, top_k, top_p)
+    return int(rng.choice(len(probs), p=np.sort(probs)[::-1]))
+
+
+@mistake("sample_token", "it returns the rank of the chosen token in the sorted order (0 for the "
+         "most likely), not its token id", fix="draw from probs in vocabulary order: rng.choice(len(probs), p=probs)")
+def rank_not_id_greedy_too(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+    return 0 if greedy else rank_not_id(logits, rng, temperature, top_k, top_p)
+
+
+@mistake('sample_token', 'it returns an array of one token; sample_token returns one int',
+         fix='int(rng.choice(len(probs), p=probs))')
 def array_of_one(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
     if greedy:
         return int(np.argmax(logits))
@@ -962,13 +1075,14 @@ def _row_entropy(weights, log=np.log2):
     return -(weights * log(safe)).sum(axis=-1)
 
 
-@mistake("attention_entropy", "the entropy is in nats (np.log); it is in bits: use np.log2")
+@mistake('attention_entropy', 'the entropy is in nats (natural log); it is in bits',
+         fix='np.log2')
 def in_nats(weights):
     return _row_entropy(weights, np.log).mean(axis=(0, 2))
 
 
-@mistake("attention_entropy", "exact zeros give 0 · log 0 = nan: count 0 log 0 as 0 (take the log "
-         "only where a > 0, e.g. with np.where)")
+@mistake('attention_entropy', 'exact zeros give 0 · log 0 = nan: 0 log 0 counts as 0',
+         fix='take the log only where a > 0, e.g. np.where(a > 0, a * np.log2(np.where(a > 0, a, 1.0)), 0.0)')
 def nan_on_zeros(weights):
     return -(weights * np.log2(weights)).sum(axis=-1).mean(axis=(0, 2))
 

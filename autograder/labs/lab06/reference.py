@@ -297,32 +297,37 @@ def adamw_update(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.
 
 
 def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
-    """The distribution to sample the next token from.
+    """The distribution to sample the next token from: temperature, then top-k, then top-p.
 
     Args:
         logits: (V,) float
-        temperature: > 0, divides the logits
-        top_k: keep only the k most likely tokens (None: all)
-        top_p: keep the smallest set of most likely tokens whose total probability is >= top_p
-               (None: all); at least one token is always kept
-        Both top_k and top_p measure the temperature-scaled distribution.
+        temperature: > 0, divides the logits before the softmax
+        top_k: keep only the k most likely tokens and renormalise them (None: all)
+        top_p: then keep the smallest set of the most likely remaining tokens whose total
+               probability is >= top_p, measured on the renormalised top-k distribution, and
+               renormalise again (None: all). If the running total reaches exactly top_p at a
+               token, that token is kept and the later ones are dropped. At least one token is
+               always kept.
     Returns:
         probs: (V,), non-negative, sums to 1, zero outside the kept tokens
     """
     probs = softmax(np.asarray(logits, dtype=np.float64) / temperature)
     order = np.argsort(-probs, kind="stable")                   # most likely first
-    keep = len(probs) if top_k is None else min(int(top_k), len(probs))
+    if top_k is not None:
+        order = order[:max(int(top_k), 1)]
+    kept = probs[order] / probs[order].sum()                    # the renormalised top-k
     if top_p is not None:
-        cumulative = np.cumsum(probs[order])
-        keep = min(keep, int(np.searchsorted(cumulative, top_p - 1e-12)) + 1)
+        reached = np.cumsum(kept) >= top_p                      # equality counts
+        n = int(np.argmax(reached)) + 1 if reached.any() else len(kept)
+        order, kept = order[:n], kept[:n] / kept[:n].sum()
     out = np.zeros_like(probs)
-    kept = order[:max(keep, 1)]
-    out[kept] = probs[kept]
-    return out / out.sum()
+    out[order] = kept
+    return out
 
 
 def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
-    """One token id: the argmax when greedy, else a draw from next_token_probs with rng."""
+    """One token id (an int in [0, V)): the argmax of the logits when greedy, else a draw
+    from next_token_probs(logits, temperature, top_k, top_p) with rng."""
     if greedy:
         return int(np.argmax(logits))
     probs = next_token_probs(logits, temperature, top_k, top_p)

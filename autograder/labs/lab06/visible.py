@@ -21,6 +21,7 @@ _STOI = {".": 0, "a": 1, "b": 2, "e": 3, "n": 4, "o": 5, "v": 6}
 _ITOS = list(".abenov")
 _STREAM = np.array([0, 1, 4, 4, 0, 2, 5, 2, 0, 3, 6, 3, 0])     # '.ann.bob.eve.'
 _LOGITS = np.array([0.5, 2.0, -1.0])
+_DYADIC = np.log(np.array([0.25, 0.5, 1.0, 0.25, 0.25, 0.5, 0.25, 0.25, 0.25, 0.25, 0.25]))  # exact sums
 
 CASES = {
     "build_vocab": [
@@ -87,6 +88,10 @@ CASES = {
         ("temperature 0.5", C.next_token_probs(np.array([1.0, 0.0, -1.0]), temperature=0.5)),
         ("top-p 0.7 keeps the token that passes 0.7", C.next_token_probs(
             np.log(np.array([0.15, 0.5, 0.05, 0.3])), top_p=0.7)),
+        ("top-p 0.25 is reached exactly at the first token: the later ones are dropped",
+         C.next_token_probs(_DYADIC, top_p=0.25)),
+        ("top-k 3, renormalised to (0.5, 0.25, 0.25), then top-p 0.5: one token",
+         C.next_token_probs(_DYADIC, top_k=3, top_p=0.5)),
     ],
     "sample_token": [
         ("greedy", C.sample_token(_LOGITS, 0, greedy=True)),
