@@ -18,15 +18,43 @@ c.GenerateSolution.preprocessors = [
 ]
 
 # `attnlab grade --zip-collect` runs `nbgrader zip_collect` on an LMS download placed in
-# downloaded/<assignment>/archive/. This pattern reads Canvas's file names,
+# downloaded/<assignment>/archive/. Only the LMS's own top-level file names give student ids
+# (archives that students uploaded are never opened); ids are checked and mapped through
+# c.AttnLab.lms_ids. This pattern reads Canvas's file names,
 # <name>_<student id>_<submission id>_<original name>.ipynb; adapt it to your LMS.
+c.ZipCollectApp.extractor_plugin = "autograder.nbgrader_plugins.LmsExtractor"
+c.ZipCollectApp.collector_plugin = "autograder.nbgrader_plugins.LmsCollector"
 c.FileNameCollectorPlugin.named_regexp = (
     r".*/[^/_]+_(?:LATE_)?(?P<student_id>[^_/]+)_\d+_(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$"
 )
 
-# Feedback never shows hidden tests: not in the cells, not in the tracebacks.
+# Feedback never shows hidden tests (not in the cells, not in the tracebacks) and never carries
+# a student's HTML or scripts.
+c.SanitizeHTML.enabled = True   # nbconvert preprocessors are off unless enabled
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "autograder.nbgrader_plugins.ScrubHiddenTests",
+    "nbconvert.preprocessors.sanitize.SanitizeHTML",
 ]
+
+# Grading runs in attnlab's sandbox (`attnlab grade`), which records into this gradebook.
+# `nbgrader autograde` and formgrader's Autograde button would run the hidden tests in the
+# student's kernel, as you: they are refused with a message, before anything is touched.
+c.Autograde.exporter_class = "autograder.nbgrader_plugins.RefuseUnsandboxedAutograde"
+
+# Release regenerates the committed assignments/ byte for byte, and registers the assignment in
+# the gradebook (without --force, nbgrader would skip the existing release and register nothing).
+c.GenerateAssignment.force = True
+
+# Late submissions: nbgrader's own plugin ("none" or "zero"), applied by `attnlab grade` to the
+# due date in the gradebook (`nbgrader db assignment add ASSIGNMENT --duedate=...`).
+c.LateSubmissionPlugin.penalty_method = "none"
+
+# AttnLab's settings (see autograder/config.py); `attnlab grade` options override the limits.
+c.AttnLab.call_timeout = 2.0                     # seconds per call of a student function
+c.AttnLab.cell_timeout = 5.0                     # seconds per notebook cell
+c.AttnLab.submission_timeout = 20.0              # seconds per submission in all
+c.AttnLab.memory = 2048                          # MiB for the student's process
+c.AttnLab.gradescope_details = "after_due_date"  # when Gradescope shows hidden checks' details
+c.AttnLab.lms_ids = {}                           # LMS user id -> student id, for --zip-collect

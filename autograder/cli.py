@@ -1,5 +1,6 @@
 """The `attnlab` command."""
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -7,59 +8,98 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")   # before NumPy loads: grading is many tiny problems
 
-from . import labs, sandbox  # noqa: E402
+from . import __version__, labs, sandbox  # noqa: E402
+from .config import MIN_MEMORY_MIB, AttnLab  # noqa: E402
+from traitlets import TraitError  # noqa: E402
 from .course import CourseError, open_course  # noqa: E402
 from .messages import points  # noqa: E402
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="attnlab", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+def _positive(kind, minimum=None):
+    """An argparse type: a number > 0 (or >= `minimum`), refused with one line otherwise."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value != value or value <= 0 or (minimum is not None and value < minimum):
+            raise argparse.ArgumentTypeError(f"must be {'at least ' + str(minimum) if minimum else 'positive'}, "
+                                             f"got {text}")
+        return value
+    return parse
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """One line, not the usage block."""
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def _course_option(parser) -> None:
+    parser.add_argument("--course", default=".", help="the nbgrader course directory (default: here)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="attnlab", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"attnlab {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sandboxes = ("auto", "bwrap", "user", "none")
+    sandbox_help = "how student code is isolated (default auto: bubblewrap when available)"
 
     g = commands.add_parser("grade", help="grade submissions in submitted/<student>/ASSIGNMENT/")
-    g.add_argument("assignment")
+    g.add_argument("assignment", help="the assignment (a folder of assignments/)")
     g.add_argument("--student", action="append", help="grade only this student (repeatable)")
-    g.add_argument("--jobs", type=int, default=None, help="parallel workers (default: the number of cores)")
+    g.add_argument("--jobs", type=_positive(int), default=None, metavar="N",
+                   help="parallel workers (default: the number of cores)")
     g.add_argument("--force", action="store_true", help="regrade submissions that are already graded")
     g.add_argument("--zip-collect", action="store_true",
-                   help="first run `nbgrader zip_collect ASSIGNMENT` on an LMS download in downloaded/")
-    g.add_argument("--sandbox", choices=("auto", "bwrap", "user", "none"), default="auto")
-    g.add_argument("--call-timeout", type=float, default=sandbox.Limits.call_seconds, metavar="S")
-    g.add_argument("--cell-timeout", type=float, default=sandbox.Limits.cell_seconds, metavar="S")
-    g.add_argument("--submission-timeout", type=float, default=sandbox.Limits.submission_seconds, metavar="S")
-    g.add_argument("--memory", type=int, default=sandbox.Limits.memory_bytes // 2**20, metavar="MiB")
-    g.add_argument("--course", default=".", help="the nbgrader course directory (default: here)")
+                   help="first collect an LMS download in downloaded/ASSIGNMENT/archive/")
+    g.add_argument("--sandbox", choices=sandboxes, default="auto", help=sandbox_help)
+    g.add_argument("--call-timeout", type=_positive(float), default=None, metavar="S",
+                   help=f"seconds per call of a student function (default {sandbox.Limits.call_seconds:g})")
+    g.add_argument("--cell-timeout", type=_positive(float), default=None, metavar="S",
+                   help=f"seconds per notebook cell (default {sandbox.Limits.cell_seconds:g})")
+    g.add_argument("--submission-timeout", type=_positive(float), default=None, metavar="S",
+                   help=f"seconds per submission in all (default {sandbox.Limits.submission_seconds:g})")
+    g.add_argument("--memory", type=_positive(int, MIN_MEMORY_MIB), default=None, metavar="MiB",
+                   help=f"memory of the student's process (default {sandbox.Limits.memory_bytes // 2**20})")
+    _course_option(g)
     g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
-    f = commands.add_parser("feedback", help="write feedback/<student>/ASSIGNMENT/results.html from graded results")
-    f.add_argument("assignment")
-    f.add_argument("--student", action="append")
-    f.add_argument("--course", default=".")
+    f = commands.add_parser("feedback", help="write the feedback pages (feedback/<student>/ASSIGNMENT/) "
+                                             "from the graded results and the gradebook")
+    f.add_argument("assignment", help="the assignment")
+    f.add_argument("--student", action="append", help="only this student (repeatable)")
+    _course_option(f)
 
     rp = commands.add_parser("report", help="write report/ASSIGNMENT/index.html: a class report with plots")
-    rp.add_argument("assignment")
+    rp.add_argument("assignment", help="the assignment")
     rp.add_argument("-o", "--output", help="the folder to write index.html and its plots to "
                                           "(default: report/ASSIGNMENT/ in the course)")
-    rp.add_argument("--course", default=".")
+    _course_option(rp)
 
     d = commands.add_parser("demo", help="grade the bundled example class end to end in a fresh course")
     d.add_argument("--dir", help="build the course here (default: a new temporary directory)")
-    d.add_argument("--jobs", type=int, default=None)
-    d.add_argument("--sandbox", choices=("auto", "bwrap", "user", "none"), default="auto")
+    d.add_argument("--jobs", type=_positive(int), default=None, metavar="N",
+                   help="parallel workers (default: the number of cores)")
+    d.add_argument("--sandbox", choices=sandboxes, default="auto", help=sandbox_help)
 
     b = commands.add_parser("gradescope", help="build a Gradescope autograder zip for ASSIGNMENT")
-    b.add_argument("assignment")
+    b.add_argument("assignment", help="the assignment")
     b.add_argument("-o", "--output", help="the zip to write (default: ASSIGNMENT-gradescope.zip)")
-    b.add_argument("--course", default=".")
+    _course_option(b)
 
     r = commands.add_parser("gradescope-run", help="(inside Gradescope) grade /autograder/submission")
-    r.add_argument("--root", default="/autograder")
+    r.add_argument("--root", default="/autograder", help="Gradescope's autograder folder (default /autograder)")
 
     s = commands.add_parser("sync", help="regenerate the reference modules and student helpers from source/")
     s.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
-    s.add_argument("--course", default=".")
+    _course_option(s)
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     try:
         handlers = {"grade": _grade, "feedback": _feedback, "report": _report, "demo": _demo,
                     "gradescope": _gradescope, "gradescope-run": _gradescope_run, "sync": _sync}
@@ -73,10 +113,9 @@ def _grade(args) -> int:
     from . import engine
     course = open_course(args.course)
     if args.zip_collect:
-        _nbgrader(course.root, "zip_collect", args.assignment)
+        _nbgrader(course.root, "zip_collect", args.assignment, "--force")   # again: replaces
     mode = _sandbox_mode(args.sandbox)
-    limits = sandbox.Limits(call_seconds=args.call_timeout, cell_seconds=args.cell_timeout,
-                            submission_seconds=args.submission_timeout, memory_bytes=args.memory * 2**20)
+    limits = course_limits(course, args)
     batch = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
                          progress=not args.quiet)
     skipped = sum(r.status != "missing" for r in batch.results) - len(batch.graded)
@@ -87,6 +126,18 @@ def _grade(args) -> int:
         print(f"\ngrades table:  {course.root / 'grades.csv'}")
         print(f"per student:   {course.path('autograded', '<student>', args.assignment) / 'results.json'}")
     return 0
+
+
+def course_limits(course, args) -> sandbox.Limits:
+    """The limits: the command line's, else nbgrader_config.py's (AttnLab traitlets), else defaults."""
+    try:
+        configured = AttnLab(config=course.config).limits()
+    except TraitError as exc:
+        raise CourseError(f"nbgrader_config.py: {exc}") from None
+    given = {"call_seconds": args.call_timeout, "cell_seconds": args.cell_timeout,
+             "submission_seconds": args.submission_timeout,
+             "memory_bytes": args.memory and args.memory * 2**20}
+    return dataclasses.replace(configured, **{k: v for k, v in given.items() if v is not None})
 
 
 def _sandbox_mode(requested: str) -> str:
@@ -116,13 +167,14 @@ def _report(args) -> int:
 def _demo(args) -> int:
     import tempfile
     from . import demo
+    repo = _checkout(Path.cwd())
     dest = Path(args.dir or tempfile.mkdtemp(prefix="attnlab-demo-")).resolve()
     print(f"building an example course in {dest} ...")
-    course, batch, pages, page = demo.run(Path.cwd(), dest, _sandbox_mode(args.sandbox), args.jobs)
+    course, batch, pages, page = demo.run(repo, dest, _sandbox_mode(args.sandbox), args.jobs)
     print(table(batch.results))
     print(f"\ngraded {len(batch.graded)} submissions in {batch.seconds:.1f} s with {batch.jobs} workers")
     print(f"grades table:    {course.root / 'grades.csv'}")
-    print(f"feedback pages:  {course.path('feedback', '<student>', demo.ASSIGNMENT) / 'results.html'}"
+    print(f"feedback pages:  {course.path('feedback', '<student>', demo.ASSIGNMENT) / (demo.ASSIGNMENT + '.html')}"
           f"  ({len(pages)} written)")
     print(f"class report:    {page}")
     return 0
@@ -138,7 +190,10 @@ def _gradescope(args) -> int:
 
 def _gradescope_run(args) -> int:
     from . import gradescope
-    result = gradescope.run(Path(args.root))
+    root = Path(args.root)
+    if not (root / "source" / "config.json").is_file():
+        raise CourseError(f"{root} is not a Gradescope autograder folder (no source/config.json)")
+    result = gradescope.run(root)
     print(f"{result.status}: {points(result.score)} / {points(result.max_score)}")
     return 0
 
@@ -156,12 +211,25 @@ def table(results) -> str:
 
 def _nbgrader(root: Path, *args) -> None:
     import subprocess
-    subprocess.run([str(Path(sys.executable).parent / "nbgrader"), *args], cwd=root, check=True)
+    done = subprocess.run([str(Path(sys.executable).parent / "nbgrader"), *args], cwd=root,
+                          capture_output=True, text=True)
+    if done.returncode:
+        errors = [line for line in done.stderr.splitlines() if "ERROR" in line or "Error" in line]
+        raise CourseError(f"`nbgrader {' '.join(args)}` failed: {(errors or ['see its log'])[-1].strip()}")
+
+
+def _checkout(folder: Path) -> Path:
+    """A checkout of AttnLab (its course directory with source/), or one clear line."""
+    folder = folder.resolve()
+    if not (folder / "nbgrader_config.py").is_file() or not (folder / "source").is_dir():
+        raise CourseError(f"{folder} is not an AttnLab checkout (no nbgrader_config.py and source/); "
+                          "run this from the repository root or pass --course")
+    return folder
 
 
 def _sync(args) -> int:
     from .sync import sync
-    stale = sync(Path(args.course).resolve(), check_only=args.check)
+    stale = sync(_checkout(Path(args.course)), check_only=args.check)
     for path in stale:
         print(f"{'stale' if args.check else 'wrote'}: {path}")
     return 1 if args.check and stale else 0

@@ -1,4 +1,5 @@
 """The nbgrader course directory, read through nbgrader's own configuration."""
+import hashlib
 import os
 import sys
 from dataclasses import dataclass
@@ -6,6 +7,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 
@@ -17,6 +19,7 @@ class CourseError(Exception):
 class Course:
     root: Path
     dirs: CourseDirectory
+    config: Config
 
     def path(self, step: str, student: str, assignment: str) -> Path:
         return Path(self.dirs.format_path(getattr(self.dirs, f"{step}_directory"), student, assignment))
@@ -54,7 +57,17 @@ class Course:
         return sorted(known | set(self.submitted_students(assignment)))
 
     def timestamp(self, student: str, assignment: str):
+        """nbgrader's submission time (timestamp.txt, written by `nbgrader submit`/`collect`)."""
         return self.dirs.get_existing_timestamp(str(self.path("submitted", student, assignment)))
+
+    def digest(self, student: str, assignment: str) -> str:
+        """What identifies a submission: the names and bytes of its files (notebooks, nbgrader's
+        timestamp.txt), whatever their modification times."""
+        folder = self.path("submitted", student, assignment)
+        h = hashlib.sha256()
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+        return h.hexdigest()
 
 
 def scripts_on_path() -> None:
@@ -80,4 +93,4 @@ def open_course(root=".") -> Course:
         dirs.db_url  # noqa: B018  (evaluate the default while in the course)
     finally:
         os.chdir(cwd)
-    return Course(root, dirs)
+    return Course(root, dirs, config)

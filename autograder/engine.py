@@ -1,23 +1,29 @@
 """Batch grading of an nbgrader course: grading slots in parallel, one gradebook writer.
 
 Each slot is a process that owns one sandboxed worker and grades one submission at a time
-(see `grading.Slot`). The main process collects the results, writes the autograded notebook,
-results.json and the gradebook, shows a progress bar, and finally writes grades.csv.
+(see `grading.Slot`). The main process collects the results, records them in nbgrader's
+gradebook a batch per transaction, then writes the autograded notebook and results.json with
+the gradebook's scores, shows a progress bar, and finally writes grades.csv. A submission is
+graded again when its files changed (by content, not modification time).
 """
+import html
 import json
 import multiprocessing
 import os
 import resource
+import secrets
+import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import nbformat
 from tqdm import tqdm
 
-from . import labs, results
-from .course import Course
+from . import gradebook, labs, results, secret
+from .course import Course, CourseError
 from .gradebook import GradebookWriter
 from .grading import Slot
 from .results import Result
@@ -35,18 +41,23 @@ def _start_slot(*args) -> None:
     global _slot
     os.environ.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY, GRADER_MEMORY))
-    _slot = Slot(*args)
+    index = (multiprocessing.current_process()._identity or (0,))[0]   # 1..jobs in the pool
+    _slot = Slot(*args, index=index)
 
 
-def _grade_in_slot(student: str, path: str) -> tuple:
+def _grade_in_slot(student: str, path: str, salt: bytes) -> tuple:
     try:
-        return _slot.grade(student, Path(path))
+        return _slot.grade(student, Path(path), salt)
     except Exception as exc:  # a grader bug must not lose the batch: say so, per student
         reason = f"internal grading error: {type(exc).__name__}: {exc}"
         return results.ungraded(student, _slot.assignment, _slot.suite, "error", reason), None
 
 
 # -- the batch -------------------------------------------------------------------------------
+
+BATCH_SIZE = 16         # submissions per gradebook transaction ...
+BATCH_SECONDS = 2.0     # ... or whatever arrived in this long
+
 
 @dataclass
 class Batch:
@@ -58,55 +69,106 @@ class Batch:
 
 def grade(course: Course, assignment: str, students=None, jobs: int | None = None, force: bool = False,
           limits: Limits = Limits(), mode: str = "bwrap", progress: bool = True) -> Batch:
-    """Grade the submissions of `assignment` (or of `students`) not graded yet (all with `force`)."""
+    """Grade the submissions of `assignment` (or of `students`) that changed since they were
+    graded (all with `force`): record them in the gradebook, then write their files."""
     start = time.monotonic()
     course.check_assignment(assignment)
     notebook = course.notebook_name(assignment)
     suite = labs.load(assignment).suite
-    candidates = course.roster(assignment) if students is None else sorted(students)
+    roster = course.roster(assignment)
+    unknown = sorted(set(students or ()) - set(roster))
+    if unknown:
+        raise CourseError(f"unknown student(s) {', '.join(unknown)}: not in the gradebook and nothing in "
+                          f"{course.path('submitted', '<student>', assignment)}")
+    candidates = roster if students is None else sorted(set(students))
     submitted = set(course.submitted_students(assignment))
-    todo = [s for s in candidates if s in submitted and (force or _stale(course, s, assignment, notebook))]
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     done: dict = {}
-    slot_args = (assignment, course.release(assignment), notebook, mode, limits)
-    with ProcessPoolExecutor(jobs, multiprocessing.get_context("forkserver"), _start_slot, slot_args) as pool, \
-            GradebookWriter(course, assignment, Path(notebook).stem) as gradebook:
-        futures = {pool.submit(_grade_in_slot, s, str(course.path("submitted", s, assignment) / notebook)): s
-                   for s in todo}
-        bar = tqdm(as_completed(futures), total=len(futures), desc=f"grading {assignment}", unit="nb",
-                   disable=not progress, dynamic_ncols=True)
-        for future in bar:
-            result, graded_notebook = future.result()
-            timestamp = course.timestamp(result.student, assignment)
-            result.timestamp = timestamp.isoformat() if timestamp else ""
-            _write(course, assignment, notebook, result, graded_notebook)
-            gradebook.record(result)
-            done[result.student] = result
+    with GradebookWriter(course, assignment, Path(notebook).stem, suite.parts) as gradebook:
+        digests = {s: course.digest(s, assignment) for s in candidates if s in submitted}
+        recorded = gradebook.submitted()
+        todo = [s for s, d in digests.items() if force or s not in recorded or _stale(course, s, assignment, d)]
+        jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
+        slot_args = (assignment, course.release(assignment), notebook, mode, limits)
+        release = (course.release(assignment) / notebook).read_text()
+        with ProcessPoolExecutor(jobs, multiprocessing.get_context("forkserver"), _start_slot, slot_args) as pool:
+            paths = {s: _submitted_notebook(course, s, assignment, notebook) for s in todo}
+            course_secret = secret.course_secret(course.root)
+            futures = {pool.submit(_grade_in_slot, s, str(path), _salt(course_secret, assignment, s, path)): s
+                       for s, path in paths.items()}
+            bar = tqdm(as_completed(futures), total=len(futures), desc=f"grading {assignment}", unit="nb",
+                       disable=not progress, dynamic_ncols=True)
+            pending, since = [], time.monotonic()
+            for future in bar:
+                result, graded_notebook = future.result()
+                timestamp = course.timestamp(result.student, assignment)
+                result.timestamp = timestamp.isoformat() if timestamp else ""
+                result.digest = digests[result.student]
+                if paths[result.student].name != notebook and result.status != "unreadable":
+                    result.notes.append(f"graded {paths[result.student].name}, the only notebook submitted "
+                                        f"(expected {notebook})")
+                pending.append((result, graded_notebook or _placeholder(release, result)))
+                if len(pending) >= BATCH_SIZE or time.monotonic() - since > BATCH_SECONDS:
+                    done.update(_flush(course, assignment, notebook, gradebook, pending))
+                    pending, since = [], time.monotonic()
+            done.update(_flush(course, assignment, notebook, gradebook, pending))
     everyone = class_results(course, assignment, suite, done)
+    refresh(course, assignment, everyone)
     results.write_csv(course.root / "grades.csv", everyone, list(suite.parts))
     batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs)
     _write_last_run(course, assignment, batch, mode)
     return batch
 
 
+def _flush(course: Course, assignment: str, notebook: str, gradebook, pending: list) -> dict:
+    """Record `pending` in the gradebook in one transaction, then write each one's files."""
+    if not pending:
+        return {}
+    recorded = gradebook.record_batch([result for result, _ in pending])
+    for result, graded_notebook in pending:
+        result.recorded = recorded[result.student]
+        _write(course, assignment, notebook, result, graded_notebook)
+    return {result.student: result for result, _ in pending}
+
+
+def _salt(course_secret: bytes, assignment: str, student: str, path: Path) -> bytes:
+    """The submission's salt of the hidden inputs (see `secret`)."""
+    return secret.salt(course_secret, assignment, student, path.read_bytes() if path.is_file() else b"")
+
+
 def class_results(course: Course, assignment: str, suite, fresh: dict | None = None) -> list:
-    """One result per student on the roster: graded now (`fresh`), graded before, submitted but
-    not graded yet, or missing."""
+    """One result per student on the roster, with the gradebook's current scores: graded now
+    (`fresh`), graded before, submitted but not graded yet, or missing."""
     fresh = fresh or {}
     submitted = set(course.submitted_students(assignment))
+    roster = course.roster(assignment)
+    notebook = Path(course.notebook_name(assignment)).stem
+    recorded = gradebook.read_all(course, assignment, notebook, [s for s in roster if s not in fresh])
     found = []
-    for student in course.roster(assignment):
+    for student in roster:
         path = _results_path(course, student, assignment)
         if student in fresh:
             found.append(fresh[student])
-        elif path.exists():
-            found.append(results.read_json(path))
-        elif student in submitted:
+        elif path.exists() and student in recorded:
+            result = results.read_json(path)
+            result.recorded = recorded[student]
+            found.append(result)
+        elif student in submitted or path.exists():
             found.append(results.ungraded(student, assignment, suite, "error",
                                           f"submitted but not graded yet: run `attnlab grade {assignment}`"))
         else:
             found.append(results.ungraded(student, assignment, suite, "missing", "no submission"))
     return found
+
+
+def refresh(course: Course, assignment: str, everyone: list) -> None:
+    """Rewrite the results.json files whose gradebook scores changed since they were written
+    (a human graded in formgrader)."""
+    for result in everyone:
+        path = _results_path(course, result.student, assignment)
+        if result.recorded and path.exists():
+            text = json.dumps(results.to_json(result), indent=1, ensure_ascii=False) + "\n"
+            if path.read_text() != text:
+                _replace(path, text)
 
 
 def last_run_path(course: Course, assignment: str) -> Path:
@@ -127,16 +189,54 @@ def _results_path(course: Course, student: str, assignment: str) -> Path:
     return course.path("autograded", student, assignment) / "results.json"
 
 
-def _stale(course: Course, student: str, assignment: str, notebook: str) -> bool:
-    """True unless results.json exists and is newer than the submitted notebook."""
-    graded = _results_path(course, student, assignment)
-    source = course.path("submitted", student, assignment) / notebook
-    return not graded.exists() or (source.exists() and source.stat().st_mtime > graded.stat().st_mtime)
+def _stale(course: Course, student: str, assignment: str, digest: str) -> bool:
+    """True unless results.json holds the grading of exactly this submission."""
+    path = _results_path(course, student, assignment)
+    try:
+        return json.loads(path.read_text())["extra_data"].get("digest") != digest
+    except (OSError, ValueError, KeyError):
+        return True
 
 
-def _write(course: Course, assignment: str, notebook: str, result: Result, graded_notebook) -> None:
+def _submitted_notebook(course: Course, student: str, assignment: str, notebook: str) -> Path:
+    """The expected notebook, or the only notebook submitted under another name (an LMS renames
+    `lab05_transformers.ipynb` to `Lab05 Transformers (1).ipynb`)."""
+    folder = course.path("submitted", student, assignment)
+    found = sorted(folder.glob("*.ipynb"))
+    return folder / notebook if (folder / notebook).exists() or len(found) != 1 else found[0]
+
+
+def _placeholder(release: str, result: Result) -> str:
+    """For a submission that could not be read: the release notebook, headed by the reason, so
+    that formgrader lists it under Manual Grading like every other submission."""
+    nb = nbformat.reads(release, as_version=4)
+    reason = "; ".join(result.notes) or result.status
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(
+        f"**attnlab: this submission is {result.status}** ({_escape_md(reason)}). "
+        "Below is the release notebook, not the student's work.", id="attnlab-status"))
+    return nbformat.writes(nb)
+
+
+def _escape_md(text: str) -> str:
+    return html.escape(text).replace("`", "&#96;").replace("*", "&#42;").replace("_", "&#95;")
+
+
+def _write(course: Course, assignment: str, notebook: str, result: Result, graded_notebook: str) -> None:
+    """autograded/<student>/<assignment>/ as nbgrader lays it out (the notebook, timestamp.txt,
+    submission_secret.txt), plus results.json; each file replaced atomically."""
     out = course.path("autograded", result.student, assignment)
     out.mkdir(parents=True, exist_ok=True)
-    if graded_notebook is not None:
-        (out / notebook).write_text(graded_notebook)
-    results.write_json(out / "results.json", result)
+    _replace(out / notebook, graded_notebook)
+    source = course.path("submitted", result.student, assignment)
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        if (source / name).is_file():
+            shutil.copyfile(source / name, out / name)
+    if not (out / "submission_secret.txt").exists():    # nbgrader's release_feedback needs one
+        _replace(out / "submission_secret.txt", secrets.token_hex(64))
+    _replace(out / "results.json", json.dumps(results.to_json(result), indent=1, ensure_ascii=False) + "\n")
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)

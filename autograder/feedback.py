@@ -1,37 +1,60 @@
-"""Feedback pages: per check, its points and what went wrong, from the graded results.
+"""Feedback pages: per check, its points and what went wrong; the gradebook's final scores.
 
-The page is built from results.json and the student's own answer cells; the hidden tests'
-source and inputs are never part of either.
+The page is built from results.json, the gradebook (a human's scores and comments, the hand-graded
+cells, the late penalty) and the student's own answer cells; the hidden tests' source and inputs
+are never part of any. It is written where nbgrader keeps feedback,
+feedback/<student>/<assignment>/<notebook>.html, beside nbgrader's timestamp.txt and
+submission_secret.txt, so `nbgrader release_feedback` hands it out and `nbgrader fetch_feedback`
+brings it to the student. Everything the student wrote is escaped.
 """
+import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 import jinja2
 
-from . import notebooks, results
-from .course import Course
+from . import engine, labs, notebooks, results
+from .course import Course, CourseError
 from .messages import points
 
 _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                                 autoescape=True, trim_blocks=True, lstrip_blocks=True)
 
 
-def page(result, code: dict) -> str:
-    return _TEMPLATES.get_template("feedback.html.j2").render(r=result, code=code, pts=points)
+def page(result, code: dict, show_fix: bool = False) -> str:
+    return _TEMPLATES.get_template("feedback.html.j2").render(
+        r=result, code=code, pts=points, late=results.late_text(result), show_fix=show_fix)
+
+
+def past_due(result) -> bool:
+    """Exact fixes (tier-2 hints) are shown only once the assignment's due date has passed."""
+    due = result.recorded.get("duedate")
+    return bool(due) and datetime.now(timezone.utc) > datetime.fromisoformat(due).replace(tzinfo=timezone.utc)
 
 
 def write_all(course: Course, assignment: str, students=None) -> list:
-    """feedback/<student>/<assignment>/results.html for every graded student; returns the paths."""
+    """The feedback page of every graded student (or of `students`); returns the paths."""
+    notebook = course.notebook_name(assignment)
+    found = engine.class_results(course, assignment, labs.load(assignment).suite)
+    engine.refresh(course, assignment, found)
+    everyone = {r.student: r for r in found}
+    unknown = sorted(set(students or ()) - set(everyone))
+    if unknown:
+        raise CourseError(f"unknown student(s) {', '.join(unknown)} for {assignment}")
+    graded = [everyone[s] for s in (students or everyone) if everyone[s].recorded]
+    if not graded:
+        raise CourseError(f"nothing of {assignment} is graded yet"
+                          + (f" for {', '.join(students)}" if students else "")
+                          + f": run `attnlab grade {assignment}` first")
     written = []
-    for student in students or course.roster(assignment):
-        graded = course.path("autograded", student, assignment)
-        if not (graded / "results.json").exists():
-            continue
-        result = results.read_json(graded / "results.json")
-        code = {}
-        for nb_path in graded.glob("*.ipynb"):
-            code = notebooks.answer_cells(notebooks.read(nb_path))
-        out = course.path("feedback", student, assignment) / "results.html"
+    for result in graded:
+        source = course.path("autograded", result.student, assignment)
+        out = course.path("feedback", result.student, assignment) / f"{Path(notebook).stem}.html"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(page(result, code))
+        for name in ("timestamp.txt", "submission_secret.txt"):
+            if (source / name).is_file():
+                shutil.copyfile(source / name, out.parent / name)
+        code = notebooks.answer_cells(notebooks.read(source / notebook)) if result.status != "unreadable" else {}
+        out.write_text(page(result, code, past_due(result)))
         written.append(out)
     return written

@@ -1,23 +1,83 @@
-"""Recording results in nbgrader's gradebook, so that formgrader, generate_feedback and export work.
+"""nbgrader's gradebook: the one record of a grade.
 
-Only the main process writes (one writer, no SQLite lock contention). Each part's score becomes
-the auto score of its test cell `test_<part>`. Anything a human should look at (a part that
-timed out or crashed, tampering, an unreadable notebook) flags the notebook in formgrader and
-marks the affected cells as needing a manual grade.
+`attnlab grade` records each part's score as the auto score of its test cell `test_<part>`,
+a batch of submissions per transaction, and only then writes results.json and grades.csv.
+Everything attnlab shows afterwards (grades.csv, results.json, feedback, the class report) reads
+the scores back from here, so a manual score, extra credit, a comment or a late penalty given in
+formgrader appears everywhere as `nbgrader export` shows it. Cells graded by hand (written
+answers) are never touched. Anything a human should look at flags the notebook in formgrader,
+marks the affected cells as needing a manual grade and says why in their comments.
 """
 import warnings
+from contextlib import contextmanager
 
 from nbgrader.api import MissingEntry
-from sqlalchemy.exc import SAWarning
+from nbgrader.preprocessors import AssignLatePenalties
+from sqlalchemy.exc import SAWarning, SQLAlchemyError
 
-from .course import Course
+from .course import Course, CourseError
 from .results import Result
 
 
+class RecordingError(CourseError):
+    """The gradebook could not record a batch; nothing of that batch was written anywhere."""
+
+
+def check_recordable(gb, assignment: str, notebook: str, parts) -> None:
+    """Refuse to grade what the gradebook cannot hold: the notebook and a test cell per part."""
+    fix = f"run `nbgrader generate_assignment {assignment} --force` in the course directory"
+    try:
+        known = gb.find_assignment(assignment)
+    except MissingEntry:
+        raise CourseError(f"assignment {assignment!r} is not in the gradebook; {fix}") from None
+    source = next((nb for nb in known.notebooks if nb.name == notebook), None)
+    if source is None:
+        raise CourseError(f"assignment {assignment!r} is in the gradebook without its notebook "
+                          f"{notebook!r} (registered before it was generated?); {fix}")
+    missing = sorted(f"test_{p}" for p in parts if f"test_{p}" not in {c.name for c in source.grade_cells})
+    if missing:
+        raise CourseError(f"the gradebook's {notebook!r} lacks the test cells {', '.join(missing)}; {fix}")
+
+
+@contextmanager
+def transaction(gb):
+    """One commit for everything recorded inside; a failure rolls all of it back.
+
+    nbgrader's Gradebook commits after each call; inside this block those commits only flush.
+    """
+    gb.db.commit = gb.db.flush
+    try:
+        with warnings.catch_warnings():
+            # nbgrader's add_submission trips SQLAlchemy's autoflush warning; it is harmless
+            warnings.simplefilter("ignore", SAWarning)
+            yield
+        del gb.db.commit
+        gb.db.commit()
+    except Exception as exc:
+        gb.db.__dict__.pop("commit", None)
+        gb.db.rollback()
+        if isinstance(exc, (SQLAlchemyError, MissingEntry, RecordingError)):
+            raise RecordingError(f"the gradebook did not record this batch ({type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0][:200]}); nothing was written, run the "
+                                 "same command again") from None
+        raise
+
+
 class GradebookWriter:
-    def __init__(self, course: Course, assignment: str, notebook: str):
+    """The main process's only connection that writes: records results, reads back grades."""
+
+    def __init__(self, course: Course, assignment: str, notebook: str, parts):
         self.assignment, self.notebook = assignment, notebook
         self.gb = course.gradebook()
+        try:
+            check_recordable(self.gb, assignment, notebook, parts)
+        except CourseError:
+            self.gb.close()
+            raise
+        self.students = {s.id for s in self.gb.students}
+        late = AssignLatePenalties(config=course.config)
+        late.init_plugin()
+        self.late_plugin = late.plugin_inst
 
     def __enter__(self):
         return self
@@ -25,25 +85,86 @@ class GradebookWriter:
     def __exit__(self, *exc):
         self.gb.close()
 
-    def record(self, result: Result) -> None:
-        if result.status == "missing":
-            return
-        with warnings.catch_warnings():
-            # nbgrader's add_submission trips SQLAlchemy's autoflush warning; it is harmless
-            warnings.simplefilter("ignore", SAWarning)
-            self._record(result)
+    def submitted(self) -> set:
+        """The students with a submission of the assignment in the gradebook."""
+        return {s.student.id for s in self.gb.find_assignment(self.assignment).submissions}
+
+    def record_batch(self, batch: list) -> dict:
+        """Record every result of `batch` in one transaction; returns {student: recorded grades}."""
+        with transaction(self.gb):
+            for result in batch:
+                self._record(result)
+        return {r.student: recorded(self.gb, self.assignment, self.notebook, r.student) for r in batch}
 
     def _record(self, result: Result) -> None:
-        self.gb.update_or_create_student(result.student)
+        if result.student not in self.students:
+            self.gb.add_student(result.student)
+            self.students.add(result.student)
         extra = {"timestamp": result.timestamp} if result.timestamp else {}
-        self.gb.update_or_create_submission(self.assignment, result.student, **extra)
+        submission = self.gb.update_or_create_submission(self.assignment, result.student, **extra)
+        nb = self.gb.find_submission_notebook(self.notebook, self.assignment, result.student)
+        grades = {g.name: g for g in nb.grades}
+        comments = {c.name: c for c in nb.comments}
+        tampering = [f"attnlab: tampering: {t}" for t in result.tampering]
         for part in result.parts:
-            try:
-                grade = self.gb.find_grade(f"test_{part.name}", self.notebook, self.assignment, result.student)
-            except MissingEntry:
-                continue
+            grade = grades.get(f"test_{part.name}")
+            if grade is None:
+                raise RecordingError(f"no grade cell test_{part.name}")
             grade.auto_score = part.score
-            grade.needs_manual_grade = part.status != "graded" or grade.manual_score is not None
-        submitted = self.gb.find_submission_notebook(self.notebook, self.assignment, result.student)
-        submitted.flagged = bool(result.problems())
-        self.gb.db.commit()
+            grade.needs_manual_grade = part.status != "graded"
+            if part.name in comments:     # formgrader shows it in the answer's comment box
+                why = tampering + ([_why(part)] if part.status != "graded" else [])
+                comments[part.name].auto_comment = "\n".join(why) or None
+                tampering = []
+        nb.flagged = bool(result.problems())
+        nb.late_submission_penalty = self._penalty(result.student, _raw(nb), submission.total_seconds_late)
+
+    def _penalty(self, student: str, score: float, seconds_late: float):
+        """nbgrader's configured LateSubmissionPlugin, bounded as nbgrader bounds it."""
+        if seconds_late <= 0:
+            return None
+        penalty = self.late_plugin.late_submission_penalty(student, score, seconds_late)
+        return None if penalty is None else min(max(penalty, 0.0), score)
+
+
+def _why(part) -> str:
+    reasons = sorted({c.message for c in part.checks if c.status == "not run" and c.message})
+    return f"attnlab: {part.status}" + (f": {reasons[0]}" if reasons else "")
+
+
+def _score(grade) -> float:
+    """nbgrader's Grade.score, computed here because the session may hold unflushed changes."""
+    base = grade.manual_score if grade.manual_score is not None else grade.auto_score
+    return 0.0 if base is None else base + (grade.extra_credit or 0.0)
+
+
+def _raw(nb) -> float:
+    return sum(_score(g) for g in nb.grades)
+
+
+def recorded(gb, assignment: str, notebook: str, student: str) -> dict:
+    """What the gradebook holds for one submission, as attnlab shows it (None: no submission)."""
+    try:
+        submission = gb.find_submission(assignment, student)
+        nb = gb.find_submission_notebook(notebook, assignment, student)
+    except MissingEntry:
+        return {}
+    comments = {c.name: c.manual_comment for c in nb.comments if c.manual_comment}
+    cells = {g.name: {"score": _score(g), "max_score": g.max_score, "auto_score": g.auto_score,
+                      "manual_score": g.manual_score, "extra_credit": g.extra_credit or 0.0,
+                      "needs_manual_grade": bool(g.needs_manual_grade), "comment": comments.get(g.name, "")}
+             for g in nb.grades}
+    raw = _raw(nb)
+    penalty = nb.late_submission_penalty or 0.0
+    duedate = submission.duedate
+    return {"score": max(0.0, raw - penalty), "raw_score": raw, "late_penalty": penalty,
+            "max_score": submission.assignment.max_score, "seconds_late": submission.total_seconds_late,
+            "timestamp": submission.timestamp.isoformat() if submission.timestamp else "",
+            "duedate": duedate.isoformat() if duedate else "", "cells": cells,
+            "comments": comments}
+
+
+def read_all(course: Course, assignment: str, notebook: str, students) -> dict:
+    """{student: recorded grades} for the students with a submission in the gradebook."""
+    with course.gradebook() as gb:
+        return {s: found for s in students if (found := recorded(gb, assignment, notebook, s))}

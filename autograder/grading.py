@@ -15,25 +15,35 @@ from .checks import run_part
 from .messages import part_text
 from .results import Result
 from .runners import SandboxRunner
-from .sandbox import Limits, Worker
+from .sandbox import Limits, Worker, slot_uid
 
 
 @dataclass
 class Slot:
-    """One grading process: the suite, the release notebook and a sandboxed worker."""
+    """One grading process: the suite, the release notebook and a sandboxed worker that runs as
+    the slot's own user."""
     assignment: str
     release_dir: Path
     notebook: str
     mode: str
     limits: Limits
+    index: int = 0
 
     def __post_init__(self):
         self.suite = labs.load(self.assignment).suite
         self.release = notebooks.read(self.release_dir / self.notebook)
-        self.worker = Worker(self.mode, self.release_dir, self.limits)
+        self.worker = Worker(self.mode, self.release_dir, self.limits, slot_uid(self.index))
 
-    def grade(self, student: str, path: Path) -> tuple:
-        """(Result, the restored notebook with the reports as outputs, or None)."""
+    def grade(self, student: str, path: Path, salt: bytes = b"") -> tuple:
+        """(Result, the restored notebook with the reports as outputs, or None). `salt` selects
+        the hidden inputs. A grader error restarts the worker before it propagates."""
+        try:
+            return self._grade(student, path, salt)
+        except BaseException:
+            self.worker.close()
+            raise
+
+    def _grade(self, student: str, path: Path, salt: bytes) -> tuple:
         start = time.monotonic()
         try:
             if not path.exists():
@@ -47,7 +57,8 @@ class Slot:
             self.worker.start()
         runner = SandboxRunner(self.worker, self.suite, inspection.cells, self.limits)
         runner.start()
-        parts = [run_part(self.suite, name, runner) for name in self.suite.parts]
+        parts = [run_part(self.suite, name, runner, salt) for name in self.suite.parts]
+        runner.finish()
         status = "graded" if all(p.status == "graded" for p in parts) else "partly graded"
         notes = inspection.notes + _cell_notes(runner) + runner.notes
         result = Result(student, self.assignment, status, parts, id_notes + inspection.tampering, notes,
@@ -55,16 +66,23 @@ class Slot:
         return result, _with_reports(inspection.notebook, parts)
 
 
+CELL_PROBLEMS = {"timeout": "did not finish in time and was skipped",
+                 "crashed": "ended the notebook process and was skipped",
+                 "skipped": "was not run: the time limit was used up",
+                 "memory": "ran out of memory",
+                 "syntax": "has a syntax error",
+                 "protocol": "wrote to the grader's channel and was skipped"}
+
+
 def _cell_notes(runner) -> list:
-    """Cells that did not finish, in words (errors in demo cells are the student's business)."""
-    words = {"timeout": "did not finish in time and was skipped",
-             "crashed": "ended the notebook process and was skipped",
-             "skipped": "was not run: the time limit was used up"}
+    """Cells that did not finish or could not run, in words, with the error where there is one
+    (other errors in demo cells are the student's business)."""
     notes = []
     for source, entry in zip(runner.cells, runner.cell_log):
-        if entry and entry[0] in words:
+        if entry and entry[0] in CELL_PROBLEMS:
             first = next((line.strip() for line in source.splitlines() if line.strip()), "")
-            notes.append(f"the cell starting `{first[:60]}` {words[entry[0]]}")
+            detail = f": {entry[1]}" if entry[1] else ""
+            notes.append(f"the cell starting `{first[:60]}` {CELL_PROBLEMS[entry[0]]}{detail}")
     return notes
 
 

@@ -1,6 +1,21 @@
-"""nbgrader preprocessors that the course configures in nbgrader_config.py."""
+"""nbgrader plugins that the course configures in nbgrader_config.py."""
+import os
+import re
+import shutil
+import zipfile
+
+from nbconvert.exporters import NotebookExporter
 from nbgrader import utils
+from nbgrader.converters.base import NbGraderException
+from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.preprocessors import ClearHiddenTests
+
+from .config import AttnLab
+
+REFUSAL = ("this course is graded in attnlab's sandbox, not by `nbgrader autograde` (which would run "
+           "the hidden tests in the student's kernel, as you): run `attnlab grade {assignment}` in the "
+           "course directory; it records the grades in this gradebook, so formgrader, feedback and "
+           "export work as usual")
 
 
 class ScrubHiddenTests(ClearHiddenTests):
@@ -17,3 +32,90 @@ class ScrubHiddenTests(ClearHiddenTests):
                 if output.output_type == "error":
                     output.traceback = [f"{output.ename}: {output.evalue}"]
         return cell, resources
+
+
+class RefuseUnsandboxedAutograde(NotebookExporter):
+    """The exporter of `nbgrader autograde` (and of formgrader's Autograde button) in this course.
+
+    nbgrader builds its exporter before it touches any file, so refusing here leaves the gradebook,
+    submitted/ and autograded/ exactly as they were.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        converter = self.parent
+        message = REFUSAL.format(assignment=getattr(converter.coursedir, "assignment_id", "") or "ASSIGNMENT")
+        converter.log.error(message)
+        raise NbGraderException(message)
+
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9@+][A-Za-z0-9._@+-]{0,99}")
+
+
+def unsafe_id(text: str) -> str:
+    """Why `text` cannot name a student or a file of a submission ('' if it can)."""
+    if not _SAFE_ID.fullmatch(text) or ".." in text:
+        return f"{text!r} is not a valid id (letters, digits and . _ @ + - only, no '..')"
+    return ""
+
+
+class LmsExtractor(ExtractorPlugin):
+    """Unpack the LMS's own archives in downloaded/<assignment>/archive/, one level only.
+
+    Every file of the LMS download is one student's submission, named by the LMS. An archive a
+    student uploaded stays a file (it is never opened), and members inside folders are skipped, so
+    no name chosen by a student can become a student id or a path.
+    """
+
+    def extract(self, archive_path: str, extracted_path: str) -> None:
+        os.makedirs(extracted_path, exist_ok=True)
+        for name in sorted(os.listdir(archive_path)):
+            source = os.path.join(archive_path, name)
+            if not os.path.isfile(source):
+                continue
+            if zipfile.is_zipfile(source):
+                self._unpack(source, extracted_path)
+            else:
+                shutil.copyfile(source, os.path.join(extracted_path, name))
+
+    def _unpack(self, archive: str, extracted_path: str) -> None:
+        with zipfile.ZipFile(archive) as z:
+            for member in z.infolist():
+                name = member.filename
+                if member.is_dir():
+                    continue
+                if "/" in name or "\\" in name or name.startswith(".") or any(ord(ch) < 32 for ch in name):
+                    self.log.warning("Skipped %r in %s: not a top-level file of the LMS download", name, archive)
+                    continue
+                with z.open(member) as src, open(os.path.join(extracted_path, name), "wb") as dest:
+                    shutil.copyfileobj(src, dest)
+
+
+class LmsCollector(FileNameCollectorPlugin):
+    """nbgrader's file-name collector, with ids checked and mapped (`AttnLab.lms_ids`).
+
+    An entry with an invalid id, or a second entry for the same student and file, is skipped
+    with a warning that names it; every other student is collected.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ids = AttnLab(config=self.config).lms_ids
+        self.seen: set = set()
+
+    def collect(self, submitted_file: str):
+        info = super().collect(submitted_file)
+        if not info:
+            return info
+        info["student_id"] = self.ids.get(info["student_id"], info["student_id"])
+        why = unsafe_id(info["student_id"]) or unsafe_id(os.path.basename(info["file_id"]).replace(" ", "_"))
+        if why:
+            self.log.warning("Skipped %s: %s", os.path.basename(submitted_file), why)
+            return None
+        key = (info["student_id"], info["file_id"])
+        if key in self.seen:
+            self.log.warning("Skipped %s: a second submission of %s for student %s",
+                             os.path.basename(submitted_file), info["file_id"], info["student_id"])
+            return None
+        self.seen.add(key)
+        return info

@@ -14,12 +14,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import jinja2
+import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from . import engine, labs, results
-from .course import Course
+from .course import Course, CourseError
 from .messages import points
 
 SCORED = ("graded", "partly graded")    # statuses whose scores and times mean something
@@ -37,6 +38,8 @@ def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     suite = labs.load(assignment).suite
     everyone = engine.class_results(course, assignment, suite)
+    if not any(r.recorded for r in everyone):
+        raise CourseError(f"nothing of {assignment} is graded yet: run `attnlab grade {assignment}` first")
     scored = [r for r in everyone if r.status in SCORED]
     data = {
         "assignment": assignment, "course": course.root,
@@ -71,7 +74,7 @@ def part_stats(scored: list, suite) -> list:
     """Per part, in notebook order: its points and the graded submissions' mean, median, range."""
     rows = []
     for name, part in suite.parts.items():
-        got = [p.score for r in scored for p in r.parts if p.name == name]
+        got = [r.part_score(p) for r in scored for p in r.parts if p.name == name]
         if got:
             rows.append({"name": name, "points": part.points, "scores": got, "mean": statistics.fmean(got),
                          "median": statistics.median(got), "min": min(got), "max": max(got),
@@ -141,7 +144,8 @@ def _plots(out_dir: Path, data: dict, scored: list) -> dict:
     written = {}
     for name, (draw, source) in drawers.items():
         if source:
-            fig = draw(source)
+            with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+                fig = draw(source)     # labels carry student ids: never read as mathtext
             FigureCanvasAgg(fig)
             fig.savefig(out_dir / f"{name}.png", dpi=110, metadata={"Software": None})
             written[name] = f"{name}.png"

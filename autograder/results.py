@@ -3,7 +3,12 @@
 `results.json` follows Gradescope's results format (score, tests with name, score, max_score,
 status, output, visibility), with AttnLab's status, tampering findings and notes under
 `extra_data`. Each test name starts with its graded name ("softmax: ..."). `grades.csv` has
-one row per student: status, total, one column per part, and what needs a human.
+one row per student: status, total, one column per part and per hand-graded cell, lateness,
+and what needs a human.
+
+Scores shown anywhere come from nbgrader's gradebook (`Result.recorded`, see gradebook.py) once
+the submission is recorded there: a human's score or extra credit replaces the part's checks'
+sum, and the late penalty is taken off the total, as `nbgrader export` does.
 """
 import csv
 import json
@@ -27,22 +32,54 @@ class Result:
     seconds: float = 0.0
     sandbox: str = ""
     timestamp: str = ""
+    digest: str = ""                                    # of the graded submission (course.digest)
+    recorded: dict = field(default_factory=dict)        # the gradebook's grades (gradebook.recorded)
 
     @property
     def score(self) -> float:
-        return sum(p.score for p in self.parts)
+        return self.recorded["score"] if self.recorded else sum(p.score for p in self.parts)
 
     @property
     def max_score(self) -> float:
-        return sum(p.max_score for p in self.parts)
+        return self.recorded["max_score"] if self.recorded else sum(p.max_score for p in self.parts)
+
+    @property
+    def late_penalty(self) -> float:
+        return self.recorded.get("late_penalty", 0.0)
+
+    @property
+    def seconds_late(self) -> float:
+        return self.recorded.get("seconds_late", 0.0)
+
+    def part_score(self, part) -> float:
+        """The part's score in the gradebook (a human's score wins), else its checks' sum."""
+        cell = self.recorded.get("cells", {}).get(f"test_{part.name}")
+        return part.score if cell is None else cell["score"]
+
+    def adjusted(self, part) -> bool:
+        cell = self.recorded.get("cells", {}).get(f"test_{part.name}")
+        return cell is not None and (cell["manual_score"] is not None or cell["extra_credit"] != 0)
+
+    def comment(self, name: str) -> str:
+        return self.recorded.get("comments", {}).get(name, "")
+
+    def hand_graded(self) -> dict:
+        """{grade_id: gradebook cell} of the cells graded by hand (written answers)."""
+        return {name: cell for name, cell in self.recorded.get("cells", {}).items()
+                if not name.startswith("test_")}
 
     def problems(self) -> list:
-        """Why a human should look: parts not fully run, tampering, unreadable or missing."""
+        """Why a human should look: parts not fully run, tampering, unreadable or missing,
+        cells still to be graded by hand."""
         if self.status in ("unreadable", "missing", "error"):
             return [f"{self.status}: {self.notes[0]}" if self.notes else self.status]
         found = [f"{p.name}: {p.status}" for p in self.parts if p.status != "graded"]
         if self.tampering:
             found.append(f"tampering ({len(self.tampering)})")
+        pending = [name for name, cell in self.hand_graded().items()
+                   if cell["needs_manual_grade"] and cell["manual_score"] is None]
+        if pending:
+            found.append(f"to grade by hand: {', '.join(sorted(pending))}")
         return found
 
 
@@ -54,13 +91,43 @@ def ungraded(student: str, assignment: str, suite, status: str, reason: str) -> 
     return Result(student, assignment, status, parts, notes=[reason])
 
 
+def late_text(result: Result) -> str:
+    """'' when on time, else how late and the penalty."""
+    if result.seconds_late <= 0:
+        return ""
+    hours, rest = divmod(round(result.seconds_late), 3600)
+    late = f"{hours} h {rest // 60} min late" if hours else f"{rest // 60} min {rest % 60} s late"
+    return late + (f", penalty {points(result.late_penalty)}" if result.late_penalty else ", no penalty")
+
+
+def _test(name: str, score: float, max_score: float, output: str, tags: list, passed: bool) -> dict:
+    return {"name": name, "score": score, "max_score": max_score, "status": "passed" if passed else "failed",
+            "output": output, "visibility": "visible", "tags": tags}
+
+
+def _tests(result: Result) -> list:
+    """One test per check; then what the gradebook changed: a human's score for a part, the
+    hand-graded cells, the late penalty (so the tests add up to the total)."""
+    tests = []
+    for p in result.parts:
+        tests += [_test(f"{c.part}: {c.title}", c.score, c.max_score, _output(c),
+                        [c.part] + (["not run"] if c.status == "not run" else []), c.status == "passed")
+                  for c in p.checks]
+        if result.adjusted(p):
+            tests.append(_test(f"{p.name}: score set by the instructor", result.part_score(p) - p.score, 0,
+                               result.comment(p.name), [p.name, "manual"], True))
+    for name, cell in sorted(result.hand_graded().items()):
+        tests.append(_test(f"{name}: graded by hand", cell["score"], cell["max_score"] or 0,
+                           cell["comment"], [name, "manual"], cell["score"] >= (cell["max_score"] or 0)))
+    if result.late_penalty:
+        tests.append(_test("late penalty", -result.late_penalty, 0, late_text(result), ["late"], False))
+    return tests
+
+
 def to_json(result: Result) -> dict:
-    tests = [{"name": f"{c.part}: {c.title}", "score": c.score, "max_score": c.max_score,
-              "status": "passed" if c.status == "passed" else "failed",
-              "output": _output(c), "visibility": "visible",
-              "tags": [c.part] + ([] if c.status != "not run" else ["not run"])}
-             for p in result.parts for c in p.checks]
+    tests = _tests(result)
     summary = [f"Status: {result.status}. Score: {points(result.score)} / {points(result.max_score)}."]
+    summary += [f"Late: {late_text(result)}."] if late_text(result) else []
     summary += [f"Tampering: {t}" for t in result.tampering] + [f"Note: {n}" for n in result.notes]
     return {
         "score": result.score,
@@ -72,7 +139,8 @@ def to_json(result: Result) -> dict:
         "extra_data": {
             "student": result.student, "assignment": result.assignment, "status": result.status,
             "max_score": result.max_score, "sandbox": result.sandbox, "timestamp": result.timestamp,
-            "tampering": result.tampering, "notes": result.notes,
+            "tampering": result.tampering, "notes": result.notes, "digest": result.digest,
+            "recorded": result.recorded,
             "parts": [{"name": p.name, "score": p.score, "max_score": p.max_score, "status": p.status,
                        "checks": [asdict(c) for c in p.checks]} for p in result.parts],
         },
@@ -83,7 +151,8 @@ def from_json(data: dict) -> Result:
     extra = data["extra_data"]
     parts = [PartResult(p["name"], [CheckResult(**c) for c in p["checks"]], p["status"]) for p in extra["parts"]]
     return Result(extra["student"], extra["assignment"], extra["status"], parts, extra["tampering"],
-                  extra["notes"], data.get("execution_time", 0.0), extra["sandbox"], extra["timestamp"])
+                  extra["notes"], data.get("execution_time", 0.0), extra["sandbox"], extra["timestamp"],
+                  extra.get("digest", ""), extra.get("recorded", {}))
 
 
 def _output(check: CheckResult) -> str:
@@ -103,10 +172,18 @@ def read_json(path: Path) -> Result:
 
 
 def write_csv(path: Path, results: list, part_names: list) -> None:
-    with open(path, "w", newline="") as f:
+    """grades.csv, written to a temporary file and moved into place."""
+    by_hand = sorted({name for r in results for name in r.hand_graded()})
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
         out = csv.writer(f)
-        out.writerow(["student_id", "status", "score", "max_score", *part_names, "needs_attention"])
+        out.writerow(["student_id", "status", "score", "max_score", *part_names, *by_hand,
+                      "timestamp", "late_penalty", "late", "needs_attention"])
         for r in sorted(results, key=lambda r: r.student):
-            by_name = {p.name: p.score for p in r.parts}
+            parts = {p.name: r.part_score(p) for p in r.parts}
+            cells = {name: cell["score"] for name, cell in r.hand_graded().items()}
             out.writerow([r.student, r.status, points(r.score), points(r.max_score),
-                          *(points(by_name.get(n, 0.0)) for n in part_names), "; ".join(r.problems())])
+                          *(points(parts.get(n, 0.0)) for n in part_names),
+                          *(points(cells[n]) if n in cells else "" for n in by_hand),
+                          r.timestamp, points(r.late_penalty), late_text(r), "; ".join(r.problems())])
+    tmp.replace(path)

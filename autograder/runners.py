@@ -62,19 +62,23 @@ class LocalRunner:
 class SandboxRunner:
     """Runs a submission in the sandboxed worker: its cells first, then the suite's calls.
 
-    A cell that hangs or crashes the notebook process is recorded, and the notebook is rebuilt
-    by replaying the other cells. Every wait is bounded by the call or cell limit and by what
-    is left of the submission's time budget. Oracle requests from the worker (the earlier
-    parts, called by the student's code) are answered here from the reference.
+    The submission runs in a context of its own (`Worker.spawn`), which is ended whole when a
+    cell or a call hangs or crashes, and when grading is over (`finish`). A cell that hung or
+    crashed is recorded, and the context is rebuilt by replaying the other cells. Every wait is
+    bounded by the call or cell limit and by what is left of the submission's time budget,
+    cleanup included. Oracle requests (the earlier parts, called by the student's code) are
+    answered here from the reference. Anything on the channel that is not the reply awaited
+    can only come from the submission's own code: it ends the part with status `protocol`.
     """
 
     ORACLE_BYTES = 2**20      # largest oracle request accepted
-    ORACLE_INT = 4096         # largest integer (size) accepted in an oracle request
+    ORACLE_INT = 4096         # largest number accepted in an oracle request (a size, a count)
+    TEXT = 400                # longest student-controlled text kept (an exception message)
 
     def __init__(self, worker, suite, cells: list, limits):
         self.worker, self.suite, self.cells, self.limits = worker, suite, cells, limits
         self.end = time.monotonic() + limits.submission_seconds
-        self.cell_log: list = [None] * len(cells)   # per cell: ok, error, timeout, crashed, skipped
+        self.cell_log: list = [None] * len(cells)   # per cell: (status, error text)
         self.notes: list = []
         self.ready = False
         self.slow = False          # a cell timed out: later cells get the short limit
@@ -85,20 +89,23 @@ class SandboxRunner:
 
     # -- cells ------------------------------------------------------------------------
     def start(self) -> None:
-        """A notebook process with every cell run that has not hung or crashed it before."""
+        """A notebook process with every cell run that has not hung or crashed it before, and
+        nothing else left running from the cells."""
         while not self.ready:
             try:
                 if not self.worker.alive:
                     self.worker.restart()
                 self.worker.spawn()
                 self._run_cells()
+                self.worker.seal()
                 self.ready = True
             except sandbox.Timeout:
                 self._mark_current("timeout")
                 self.slow = True
-                self._kill_notebook()
-            except (sandbox.NotebookDied, sandbox.WorkerDied):
-                self._mark_current("crashed")
+                self._end_context()
+            except (sandbox.NotebookDied, sandbox.WorkerDied, sandbox.Malformed) as exc:
+                self._mark_current("protocol" if isinstance(exc, sandbox.Malformed) else "crashed")
+                self._end_context()
             if self.left() <= 0 and not self.ready:
                 note = "the time limit was used up while running the notebook's cells"
                 if note not in self.notes:
@@ -107,7 +114,7 @@ class SandboxRunner:
 
     def _run_cells(self) -> None:
         for index, source in enumerate(self.cells):
-            if self.cell_log[index] and self.cell_log[index][0] in ("timeout", "crashed", "skipped"):
+            if self.cell_log[index] and self.cell_log[index][0] in ("timeout", "crashed", "skipped", "protocol"):
                 continue
             if self.left() <= 0:
                 self.cell_log[index] = ("skipped", "time limit")
@@ -116,18 +123,31 @@ class SandboxRunner:
             seconds = self.limits.cell_seconds_after_timeout if self.slow else self.limits.cell_seconds
             reply = self._ask({"op": "cell", "source": source}, seconds)
             if self.cell_log[index] is None:
-                self.cell_log[index] = ("ok", "") if reply.get("ok") else ("error", str(reply.get("error", "")))
+                kind = reply.get("kind") if reply.get("kind") in ("memory", "syntax") else "error"
+                self.cell_log[index] = ("ok", "") if reply.get("ok") is True else (kind, self._text(reply.get("error")))
+        self.current = None
 
     def _mark_current(self, status: str) -> None:
         if self.current is not None:
             self.cell_log[self.current] = (status, "")
             self.current = None
 
-    def _kill_notebook(self) -> None:
+    def _end_context(self) -> None:
+        """Kill everything of this submission; the next part starts from a replay of the cells."""
+        self.ready = False
+        self.part_seq = None
         try:
-            self.worker.kill()
+            if self.worker.alive:
+                self.worker.kill()
+                return
         except (sandbox.WorkerDied, sandbox.Timeout):
-            self.worker.restart()
+            pass
+        self.worker.restart()
+
+    def finish(self) -> None:
+        """End the submission's context (its cost is part of the submission's time)."""
+        if self.worker.data is not None or self.ready:
+            self._end_context()
 
     # -- parts ------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -143,8 +163,8 @@ class SandboxRunner:
         try:
             self.part_seq = self._send({"op": "part", "oracles": specs})
             self._await({"seq": self.part_seq, "event": "ready"}, self.limits.call_seconds + 10)
-        except (sandbox.Timeout, sandbox.NotebookDied, sandbox.WorkerDied) as exc:
-            self._recover(exc)
+        except (sandbox.Timeout, sandbox.NotebookDied, sandbox.WorkerDied, sandbox.Malformed, PartAborted):
+            self._end_context()
             yield ("crashed", "not run: the worker could not start this part")
             return
         try:
@@ -158,28 +178,9 @@ class SandboxRunner:
         try:
             self.worker.send({"op": "end", "seq": self.part_seq})
             self._await({"seq": self.part_seq, "event": "part_end"}, self.limits.call_seconds)
-        except sandbox.Timeout:
-            self._kill_part()
-        except (sandbox.NotebookDied, sandbox.WorkerDied) as exc:
-            self._recover(exc)
-        self.part_seq = None
-
-    def _kill_part(self) -> None:
-        try:
-            self.worker.kill_part()
-            self._await({"seq": self.part_seq, "event": "part_end"}, 5.0, budget=False)
-        except (sandbox.Timeout, sandbox.NotebookDied, sandbox.WorkerDied) as exc:
-            self._recover(exc)
-        self.part_seq = None
-
-    def _recover(self, exc) -> None:
-        """The notebook (or the whole worker) is gone or stuck: rebuild it before the next part."""
-        self.ready = False
-        self.part_seq = None
-        if isinstance(exc, sandbox.WorkerDied):
-            self.worker.restart()
-        else:
-            self._kill_notebook()
+            self.part_seq = None
+        except (sandbox.Timeout, sandbox.NotebookDied, sandbox.WorkerDied, sandbox.Malformed, PartAborted):
+            self._end_context()
 
     def run(self, call):
         deadline = self._deadline(self.limits.call_seconds)
@@ -191,31 +192,45 @@ class SandboxRunner:
                     reply = self._oracle(message) if size <= self.ORACLE_BYTES else \
                         {"error": f"the request of {size} bytes is too large for the reference"}
                     self.worker.send(reply, self._describe)
-                elif message.get("seq") == seq:
-                    return self._result(message)
+                elif message.get("seq") == seq and "event" not in message:
+                    return self._result(call, message)
                 elif message.get("seq") == self.part_seq and message.get("event") == "part_end":
                     self.part_seq = None
                     raise PartAborted("crashed", f"{call.describe()} ended the process (exit status "
                                                  f"{message.get('status')}); the rest of this part was not run")
+                else:
+                    raise sandbox.Malformed("a message that answers nothing the grader asked")
         except sandbox.Timeout:
-            self._kill_part()
+            self._end_context()
             limit = "the submission's time limit" if deadline >= self.end else f"{self.limits.call_seconds:g} s"
             raise PartAborted("timeout", f"{call.describe()} did not return within {limit}; "
                                          "the rest of this part was not run") from None
-        except (sandbox.NotebookDied, sandbox.WorkerDied) as exc:
-            self._recover(exc)
+        except sandbox.Malformed as exc:
+            self._end_context()
+            raise PartAborted("protocol", f"during {call.describe()} the submission's code wrote to the "
+                                          f"grader's channel ({exc}); the rest of this part was not run") from None
+        except (sandbox.NotebookDied, sandbox.WorkerDied):
+            self._end_context()
             raise PartAborted("crashed", f"{call.describe()} crashed the worker; the rest of this "
                                          "part was not run") from None
 
-    @staticmethod
-    def _result(message: dict):
+    def _result(self, call, message: dict):
         if "error" in message:
-            raise StudentError(str(message["error"]))
+            if message.get("kind") == "memory":
+                raise PartAborted("memory", f"{call.describe()} ran out of memory (the limit is "
+                                            f"{self.limits.memory_bytes / 2**20:g} MiB); the rest of "
+                                            "this part was not run")
+            raise StudentError(self._text(message["error"]))
         given = message.get("given")
         if "value" not in message or not isinstance(given, list) or \
                 not all(isinstance(a, np.ndarray) for a in given):
             raise StudentError("sent back a malformed reply")
         return message["value"], given
+
+    def _text(self, text) -> str:
+        """Student-controlled text, bounded (it reaches the feedback)."""
+        text = str(text) if isinstance(text, str) else ""
+        return text if len(text) <= self.TEXT else text[:self.TEXT] + "..."
 
     # -- oracles ----------------------------------------------------------------------
     def _oracle(self, message: dict) -> dict:
@@ -274,13 +289,13 @@ class SandboxRunner:
     def _ask(self, message: dict, seconds: float) -> dict:
         return self._await({"seq": self._send(message)}, seconds)
 
-    def _await(self, expected: dict, seconds: float, budget: bool = True) -> dict:
-        """The next message whose fields include `expected`; others are stale and dropped."""
-        deadline = self._deadline(seconds) if budget else time.monotonic() + seconds
-        while True:
-            _, message = self.worker.receive(deadline, self._build)
-            if all(message.get(k) == v for k, v in expected.items()):
-                return message
+    def _await(self, expected: dict, seconds: float) -> dict:
+        """The next message, which must have the fields of `expected`: the channel is this
+        submission's alone, so anything else was written by its code (`Malformed`)."""
+        _, message = self.worker.receive(self._deadline(seconds), self._build)
+        if not all(message.get(k) == v for k, v in expected.items()):
+            raise sandbox.Malformed("a message that answers nothing the grader asked")
+        return message
 
 
 def _public_methods(cls) -> list:
@@ -288,11 +303,19 @@ def _public_methods(cls) -> list:
 
 
 def _check_sizes(value, limit: int, depth: int = 0) -> None:
-    """Refuse oracle requests whose integers would make the reference allocate without bound."""
-    if isinstance(value, bool):
+    """Refuse oracle requests with a number that could make the reference allocate or loop
+    without bound: every number counts, in any container, 0-d and integer arrays included."""
+    if isinstance(value, (bool, np.bool_)):
         return
-    if isinstance(value, (int, np.integer)) and abs(int(value)) > limit:
-        raise ValueError(f"size {int(value)} is too large")
+    if isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        number = float(np.asarray(value).real)
+        if not abs(number) <= limit:
+            raise ValueError(f"the number {number:g} is too large")
+        return
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "iu" and value.size and int(np.abs(value.astype(np.int64)).max()) > limit:
+            raise ValueError("an integer array holds a number too large")
+        return
     if isinstance(value, dict):
         value = list(value.values())
     elif hasattr(value, "__dict__") and not isinstance(value, np.ndarray):

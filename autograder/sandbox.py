@@ -28,6 +28,7 @@ from .worker.protocol import Channel, ProtocolError, decode, encode
 PACKAGE = Path(__file__).parent
 WORKER_PACKAGE = PACKAGE / "worker"
 NOBODY = 65534
+SLOT_UID_BASE = 2_000_000_000   # as root, slot i runs as uid BASE + i (no such user exists)
 SANDBOX_ROOT = "/opt/attnlab"
 WORKDIR = "/home/student/work"
 
@@ -66,6 +67,10 @@ class Timeout(Exception):
     pass
 
 
+class Malformed(Exception):
+    """The submission's code put something on the data channel that is not a valid message."""
+
+
 def probe_mode(requested: str = "auto") -> str:
     """The sandbox mode to use: `requested`, or for `auto` the strongest that works here."""
     if requested in ("user", "none"):
@@ -94,30 +99,37 @@ def _bwrap_prefix() -> list:
     return ["bwrap", *namespaces, "--die-with-parent", "--new-session"]
 
 
-def _drop_privileges() -> list:
-    """As root: become `nobody` with no capabilities before any student code runs."""
+def slot_uid(slot: int) -> int:
+    """The user a grading slot's worker runs as (as root): its own, so that process, file and
+    memory limits that the kernel counts per user are the slot's alone."""
+    return SLOT_UID_BASE + slot
+
+
+def _drop_privileges(uid: int = NOBODY) -> list:
+    """As root: become `uid` with no capabilities before any student code runs."""
     if os.geteuid() != 0:
         return []
-    return [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+    return [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
             "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
 
 
-def command(mode: str, workdir: Path, limits: Limits) -> tuple:
-    """(argv, cwd, env) that start the worker in `mode`."""
+def command(mode: str, workdir: Path, limits: Limits, uid: int = NOBODY) -> tuple:
+    """(argv, cwd, env) that start the worker in `mode`, as `uid` when run as root."""
     env = {
         "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp",
         "MPLCONFIGDIR": "/tmp/.matplotlib", "IPYTHONDIR": "/tmp/.ipython", "MPLBACKEND": "Agg",
         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
         "NBGRADER_EXECUTION": "autograde",     # notebooks skip long demos (training) when graded
+        "ATTNLAB_ISOLATE": "1", "ATTNLAB_TMP_BYTES": str(limits.tmp_bytes),
     }
     python = [sys.executable, "-m", "worker"]
     if mode != "bwrap":
-        scratch = _scratch(mode)
+        scratch = _scratch(mode, uid)
         env.update({"PYTHONPATH": str(_staged_worker()), "ATTNLAB_SCRATCH": scratch, "HOME": scratch,
                     "TMPDIR": scratch, "MPLCONFIGDIR": f"{scratch}/.matplotlib",
                     "IPYTHONDIR": f"{scratch}/.ipython"})
-        return (_drop_privileges() if mode == "user" else []) + python, str(workdir), env
+        return (_drop_privileges(uid) if mode == "user" else []) + python, str(workdir), env
     # /tmp first: binds below it (a venv in /tmp) must land on top of the fresh tmpfs
     args = _bwrap_prefix() + ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     made = {"/tmp"}
@@ -134,7 +146,7 @@ def command(mode: str, workdir: Path, limits: Limits) -> tuple:
         args += ["--tmpfs", str(PACKAGE)]          # an installed copy of this package holds the answer key
     args += ["--proc", "/proc", "--dev", "/dev", "--chdir", WORKDIR]
     env.update({"PYTHONPATH": SANDBOX_ROOT, "ATTNLAB_SCRATCH": f"/tmp{os.pathsep}/dev/shm"})
-    return args + _drop_privileges() + python, None, env
+    return args + _drop_privileges(uid) + python, None, env
 
 
 def _binds(workdir: Path):
@@ -163,12 +175,13 @@ def _inside(path: Path, roots) -> bool:
     return any(path.startswith(os.path.realpath(r) + os.sep) for r in roots)
 
 
-def _scratch(mode: str) -> str:
-    """A private, writable directory for a worker without its own /tmp (emptied between students)."""
+def _scratch(mode: str, uid: int) -> str:
+    """A private, writable directory for a worker without its own /tmp (a fresh mount, or
+    emptied, for each submission)."""
     path = tempfile.mkdtemp(prefix="attnlab-scratch-")
     atexit.register(shutil.rmtree, path, True)
     if mode == "user":
-        os.chown(path, NOBODY, NOBODY)
+        os.chown(path, uid, uid)
     return path
 
 
@@ -195,36 +208,39 @@ def _own_processes() -> int:
 
 
 class Worker:
-    """One sandboxed worker (its zygote process) with a control and a data channel."""
+    """One sandboxed worker (its zygote process), its control channel, and the data channel of
+    the submission being graded (a new socket pair for each submission)."""
 
-    def __init__(self, mode: str, workdir: Path, limits: Limits, start_timeout: float = 60.0):
-        self.mode, self.workdir, self.limits = mode, Path(workdir), limits
+    def __init__(self, mode: str, workdir: Path, limits: Limits, uid: int = NOBODY,
+                 start_timeout: float = 60.0):
+        self.mode, self.workdir, self.limits, self.uid = mode, Path(workdir), limits, uid
         self.start_timeout = start_timeout
         self.process = None
+        self.data = None
+        self.isolated = False       # each submission and part in namespaces of its own
         self.restarts = 0
 
     # -- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
         ctl, ctl_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        data, data_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv, cwd, env = command(self.mode, self.workdir, self.limits)
+        argv, cwd, env = command(self.mode, self.workdir, self.limits, self.uid)
 
-        def place_fds():  # the worker expects the channels on fds 3 and 4
+        def place_fd():  # the worker expects its control channel on fd 3
             os.dup2(ctl_child.fileno(), 3)
-            os.dup2(data_child.fileno(), 4)
             os.set_inheritable(3, True)
-            os.set_inheritable(4, True)
 
-        self.process = subprocess.Popen(argv, cwd=cwd, env=env, preexec_fn=place_fds, pass_fds=(3, 4),
+        self.process = subprocess.Popen(argv, cwd=cwd, env=env, preexec_fn=place_fd, pass_fds=(3,),
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE, start_new_session=True)
         ctl_child.close()
-        data_child.close()
-        self.ctl, self.data = Channel(ctl), Channel(data)
-        if self._event(time.monotonic() + self.start_timeout) != "ready":
+        self.ctl = Channel(ctl)
+        ready = self._recv(self.ctl, time.monotonic() + self.start_timeout)
+        if ready.get("event") != "ready":
             raise WorkerDied("the worker did not start")
+        self.isolated = bool(ready.get("isolated"))
 
     def close(self) -> None:
+        self._drop_data()
         if self.process and self.process.poll() is None:
             try:
                 self.ctl.send(encode({"op": "exit"}))
@@ -235,6 +251,7 @@ class Worker:
         self.process = None
 
     def restart(self) -> None:
+        self._drop_data()
         if self.process:
             self.process.kill()
             self.process.wait()
@@ -248,36 +265,53 @@ class Worker:
 
     # -- control ----------------------------------------------------------------------
     def spawn(self) -> None:
-        """A fresh notebook process (killing whatever else runs in the sandbox)."""
+        """A fresh notebook process in a fresh context, on a new data channel (whatever the
+        previous one still holds is never read)."""
         limits = {k: v for k, v in asdict(self.limits).items() if k.endswith("bytes")}
         if self.mode != "none":
             limits["processes"] = self.limits.processes + (0 if os.geteuid() == 0 else _own_processes())
-        self._control({"op": "spawn", "limits": limits}, "spawned")
+        self._drop_data()
+        data, data_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.ctl.send_with_fds(encode({"op": "spawn", "limits": limits}), [data_child.fileno()])
+        except OSError:
+            data.close()
+            raise WorkerDied("the worker is gone") from None
+        finally:
+            data_child.close()
+        self.data = Channel(data)
+        self._await_event("spawned")
 
-    def kill_part(self) -> None:
-        self._control({"op": "kill_part"}, "killed")
+    def seal(self) -> None:
+        """Kill whatever the notebook's cells left running (the notebook process stays)."""
+        self._control({"op": "seal"}, "sealed")
 
     def kill(self) -> None:
+        """End the submission's context: every process of it, and its channel."""
+        self._drop_data()
         self._control({"op": "kill"}, "killed")
+
+    def _drop_data(self) -> None:
+        if self.data is not None:
+            self.data.sock.close()
+            self.data = None
 
     def _control(self, message: dict, expected: str) -> None:
         try:
             self.ctl.send(encode(message))
         except OSError:
             raise WorkerDied("the worker is gone") from None
-        deadline = time.monotonic() + 30
-        while True:
-            event = self._event(deadline)
-            if event == expected:
-                return
+        self._await_event(expected)
 
-    def _event(self, deadline: float):
-        """The next control event (ignoring notebook exits, which callers learn from `receive`)."""
-        message = self._recv(self.ctl, deadline)
-        return message.get("event")
+    def _await_event(self, expected: str) -> None:
+        deadline = time.monotonic() + 30
+        while self._recv(self.ctl, deadline).get("event") != expected:
+            pass
 
     # -- data -------------------------------------------------------------------------
     def send(self, message: dict, describe=None) -> None:
+        if self.data is None:
+            raise NotebookDied(None)
         try:
             self.data.send(encode(message, describe))
         except (OSError, ProtocolError) as exc:
@@ -286,8 +320,11 @@ class Worker:
     def receive(self, deadline: float, build=None) -> tuple:
         """Next message from the notebook or part process, as (raw size, message).
 
-        Raises Timeout, NotebookDied (the notebook process exited) or WorkerDied.
+        Raises Timeout, NotebookDied (the notebook process exited), WorkerDied, or Malformed
+        (bytes that are not a message: only the submission's own code sends those).
         """
+        if self.data is None:
+            raise NotebookDied(None)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -304,16 +341,14 @@ class Worker:
             if self.data.sock in ready:
                 try:
                     raw = self.data.recv()
-                except EOFError:
-                    raise WorkerDied("the worker closed its channel") from None
-                except ProtocolError as exc:
-                    return 0, {"malformed": str(exc)}
-                try:
                     message = decode(raw, build)
-                except ProtocolError as exc:
-                    return len(raw), {"malformed": str(exc)}
-                if isinstance(message, dict):
-                    return len(raw), message
+                except EOFError:
+                    raise NotebookDied(None) from None
+                except (ProtocolError, OSError) as exc:
+                    raise Malformed(str(exc)[:200]) from None
+                if not isinstance(message, dict):
+                    raise Malformed(f"a message of type {type(message).__name__}")
+                return len(raw), message
 
     def _recv(self, channel: Channel, deadline: float) -> dict:
         remaining = deadline - time.monotonic()

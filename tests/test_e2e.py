@@ -189,7 +189,7 @@ def test_demo_points_to_the_grades_the_feedback_and_the_report(demo):
     assert [line.split(":")[0] for line in last] == ["grades table", "feedback pages", "class report"]
     assert (course / "grades.csv").is_file() and (course / "report" / ASSIGNMENT / "index.html").is_file()
     assert last[2].split()[-1] == str(course / "report" / ASSIGNMENT / "index.html")
-    assert "(9 written)" in last[1] and (course / "feedback" / "ben" / ASSIGNMENT / "results.html").is_file()
+    assert "(9 written)" in last[1] and (course / "feedback" / "ben" / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
 
 
 def test_release_notebook_stops_at_the_first_stub(page, lab):
@@ -239,7 +239,7 @@ def _wait_for_saved(path: Path, seconds: float = 30) -> dict:
 def test_feedback_page_shows_scores_and_diagnoses_but_no_hidden_tests(page, lab, demo):
     course, _ = demo
     result = json.loads((course / "autograded" / "ben" / ASSIGNMENT / "results.json").read_text())
-    page.goto(f"{lab}/files/feedback/ben/{ASSIGNMENT}/results.html?token={TOKEN}")
+    page.goto(f"{lab}/files/feedback/ben/{ASSIGNMENT}/{ASSIGNMENT}.html?token={TOKEN}")
     checks = page.get_by_test_id("check")
     assert checks.count() == len(result["tests"]) == sum(len(p.checks) for p in SUITE.parts.values())
     for row, test in zip(checks.all(), result["tests"]):

@@ -91,12 +91,12 @@ def test_nbgrader_export_and_feedback_work_on_the_results(course):
 
 def test_attnlab_feedback_pages(course):
     run_tool("attnlab", "feedback", ASSIGNMENT, cwd=course)
-    ben = (course / "feedback" / "ben" / ASSIGNMENT / "results.html").read_text()
+    ben = (course / "feedback" / "ben" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     score = load_results(course)["ben"]["score"]
     assert "Likely cause: no maximum is subtracted" in ben and f"{score:g} / 100" in ben
-    fay = (course / "feedback" / "fay" / ASSIGNMENT / "results.html").read_text()
+    fay = (course / "feedback" / "fay" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "points 8 -&gt; 100" in fay
-    for page in (course / "feedback").rglob("results.html"):
+    for page in (course / "feedback").rglob(f"{ASSIGNMENT}.html"):
         assert "hidden_tests" not in page.read_text()
 
 

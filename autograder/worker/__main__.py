@@ -1,17 +1,24 @@
 """The sandboxed worker: runs a student's notebook and answers the grader's calls.
 
-Processes inside the sandbox, all as one unprivileged user:
+Processes inside the sandbox, all as the slot's own unprivileged user:
 
-  zygote    imports NumPy, matplotlib and IPython once, then forks one notebook process per
-            submission. It never runs student code, and it alone holds the control channel.
-            Between submissions it kills every process below it and empties the scratch
-            directories (/tmp), so nothing of one student survives into the next.
+  zygote    imports NumPy, matplotlib and IPython once and never runs student code. It alone
+            holds the control channel. For each submission the grader hands it a new data
+            channel (a socket pair, passed over the control channel), and it forks a keeper.
+  keeper    enters new user, mount, IPC and PID namespaces with empty scratch directories
+            (see `isolation`), forks the notebook process as PID 1 there, and waits for it.
+            Killing the notebook process ends the namespace: every process the submission
+            started dies with it, and its files vanish with the mounts. Nothing is cleaned up
+            by searching, and the next submission starts in a context that never held another.
   notebook  runs the submission's cells in an IPython shell, then forks one part process
-            per graded part: a part that hangs or crashes is killed without losing the
-            notebook's state, and no part sees another part's side effects.
+            per graded part, again in fresh namespaces: nothing a part starts or writes
+            survives into the next part.
   part      replaces the earlier parts by oracle proxies, then executes the grader's calls.
             A proxy asks the grader to evaluate the reference; no reference code ever
             enters the sandbox.
+
+Where unprivileged user namespaces are missing (the `user` and `none` modes on some hosts),
+the zygote falls back to killing every descendant and emptying the scratch directories.
 
 The grader computes every verdict from the values sent back; nothing the student code does
 in here (patching NumPy, IPython hooks, replacing builtins) reaches the grader's process.
@@ -26,21 +33,25 @@ import socket
 import sys
 import time
 
+from . import isolation
 from .invoke import describe_exception, execute
 from .protocol import Channel, Described, ProtocolError, decode, encode
 
-CTL_FD, DATA_FD = 3, 4
-_PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
+CTL_FD = 3
+_PR_SET_CHILD_SUBREAPER = 36
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def main() -> None:
     ctl = Channel(socket.socket(fileno=CTL_FD))
     shell = prepare()
-    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)        # no ptrace or /proc/<pid>/mem by children
+    isolation.undumpable()                            # no ptrace or /proc/<pid>/mem by children
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans come back here to be reaped
-    ctl.send(encode({"event": "ready"}))
-    zygote(ctl, shell)
+    scratch = _scratch_dirs()
+    isolated = os.environ.get("ATTNLAB_ISOLATE") == "1" and \
+        isolation.available(scratch, int(os.environ.get("ATTNLAB_TMP_BYTES", 2**20)))
+    ctl.send(encode({"event": "ready", "isolated": isolated}))
+    zygote(ctl, shell, isolated)
 
 
 def prepare():
@@ -79,60 +90,126 @@ def prepare():
 
 # --------------------------------------------------------------------------------- zygote
 
-def zygote(ctl: Channel, shell) -> None:
-    notebook = None  # (pid, pidfd)
+def _scratch_dirs() -> list:
+    return [d for d in os.environ.get("ATTNLAB_SCRATCH", "").split(os.pathsep) if d]
+
+
+def zygote(ctl: Channel, shell, isolated: bool) -> None:
+    current = None   # the submission: (keeper pid, keeper pidfd, notebook pid)
     while True:
-        watched = [ctl.sock] + ([notebook[1]] if notebook else [])
+        watched = [ctl.sock] + ([current[1]] if current else [])
         ready = select.select(watched, [], [])[0]
-        if notebook and notebook[1] in ready:
-            status = _reap(notebook[0])
-            os.close(notebook[1])
-            notebook = None
+        if current and current[1] in ready:
+            status = _reap(current[0])
+            _close_submission(current, isolated)
+            current = None
             ctl.send(encode({"event": "notebook_exit", "status": status}))
             continue
-        msg = decode(ctl.recv())
+        msg, fds = ctl.recv_with_fds()
+        msg = decode(msg)
         op = msg["op"]
         if op == "spawn":
-            if notebook:
-                os.close(notebook[1])
-            clear(keep=())
-            pid = _fork_notebook(shell, msg["limits"])
-            notebook = (pid, os.pidfd_open(pid))
+            _close_submission(current, isolated)
+            current = _start_submission(shell, msg["limits"], fds[0], isolated)
             ctl.send(encode({"event": "spawned"}))
-        elif op == "kill_part":
-            clear(keep=(notebook[0],) if notebook else ())
-            ctl.send(encode({"event": "killed"}))
+        elif op == "seal":   # the cells are done: nothing they started may run during the parts
+            if current:
+                _kill_below(os.getpid(), keep=(current[0], current[2]))
+            ctl.send(encode({"event": "sealed"}))
         elif op == "kill":
-            if notebook:
-                os.close(notebook[1])
-                notebook = None
-            clear(keep=())
+            _close_submission(current, isolated)
+            current = None
             ctl.send(encode({"event": "killed"}))
         elif op == "exit":
-            clear(keep=())
+            _close_submission(current, isolated)
             return
-
-
-def clear(keep) -> None:
-    """Kill every descendant of this process but `keep`; then empty the scratch directories."""
-    me, killed = os.getpid(), set()
-    for _ in range(1000):
-        others = [pid for pid in _descendants(me) if pid not in keep]
-        if not others:
-            break
-        for pid in others:
+        for fd in fds:
             try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
+                os.close(fd)
+            except OSError:
                 pass
-            killed.add(pid)
-        time.sleep(0.001)
-    for pid in killed:
+
+
+def _start_submission(shell, limits: dict, data_fd: int, isolated: bool) -> tuple:
+    """Fork the keeper; it forks the notebook process. Returns (keeper, its pidfd, notebook)."""
+    if not isolated:
+        _kill_below(os.getpid(), keep=())
+        _empty_scratch()
+    report, told = os.pipe()
+    keeper = _fork()
+    if keeper == 0:
+        try:
+            os.close(CTL_FD)
+            os.close(report)
+            if isolated:
+                isolation.enter(_scratch_dirs(), limits["tmp_bytes"])
+            pid = _fork_notebook(shell, limits, data_fd, isolated)
+            os.write(told, pid.to_bytes(8, "little"))
+            os.close(data_fd)
+            os._exit(_exit_code(_reap(pid)))
+        finally:
+            os._exit(70)
+    os.close(told)
+    got = os.read(report, 8)
+    os.close(report)
+    notebook = int.from_bytes(got, "little") if len(got) == 8 else keeper
+    return keeper, os.pidfd_open(keeper), notebook
+
+
+def _close_submission(current, isolated: bool) -> None:
+    """End a submission: with namespaces, killing its PID 1 ends everything in it."""
+    if not current:
+        return
+    keeper, pidfd, notebook = current
+    for pid in (notebook, keeper):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _reap(keeper)
+    os.close(pidfd)
+    if not isolated:
+        _kill_below(os.getpid(), keep=())
+        _empty_scratch()
+
+
+def _kill_below(root: int, keep) -> None:
+    """Stop, then kill, every descendant of `root` but `keep`: stopped processes cannot fork,
+    so the set stops growing and the last scan is complete."""
+    stopped: set = set()
+    for _ in range(10000):
+        found = [pid for pid in _descendants(root) if pid not in keep and pid not in stopped]
+        if not found:
+            break
+        for pid in found:
+            _signal(pid, signal.SIGSTOP)
+            stopped.add(pid)
+    for pid in stopped:
+        _signal(pid, signal.SIGKILL)
+    for pid in stopped:
         _reap(pid, block=False)
-    for root in os.environ.get("ATTNLAB_SCRATCH", "").split(os.pathsep):
-        for name in os.listdir(root) if root and os.access(root, os.W_OK) else ():
+
+
+def _signal(pid: int, sig) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _empty_scratch() -> None:
+    """Without namespaces: empty the scratch directories, whatever their owners did to them."""
+    for root in _scratch_dirs():
+        for name in os.listdir(root) if os.access(root, os.W_OK) else ():
             path = os.path.join(root, name)
             if os.path.isdir(path) and not os.path.islink(path):
+                for sub, dirs, _ in os.walk(path):
+                    for d in dirs:
+                        try:
+                            os.chmod(os.path.join(sub, d), 0o700)
+                        except OSError:
+                            pass
+                _make_walkable(path)
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 try:
@@ -141,8 +218,24 @@ def clear(keep) -> None:
                     pass
 
 
+def _make_walkable(path: str) -> None:
+    """Give back search and read permission below `path` (an owner may have removed them)."""
+    try:
+        os.chmod(path, 0o700)
+    except OSError:
+        return
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            _make_walkable(entry.path)
+
+
 def _descendants(root: int) -> list:
-    """Live processes below `root` (orphans come back to us: we are a subreaper)."""
+    """Processes below `root` (orphans come back to us: we are a subreaper). Zombies count: a
+    process whose first thread exited shows as one while its other threads run on."""
     children: dict = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
@@ -151,7 +244,7 @@ def _descendants(root: int) -> list:
                     fields = f.read().rsplit(")", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            if fields[0] not in ("Z", "X"):
+            if fields[0] != "X":
                 children.setdefault(int(fields[1]), []).append(int(name))
     found, todo = [], [root]
     while todo:
@@ -159,6 +252,11 @@ def _descendants(root: int) -> list:
             found.append(child)
             todo.append(child)
     return found
+
+
+def _exit_code(status) -> int:
+    """A child's status passed on as an exit code (killed by signal N: 128 + N, as shells do)."""
+    return 0 if status is None else (128 - status if status < 0 else status)
 
 
 def _reap(pid: int, block: bool = True):
@@ -173,7 +271,7 @@ def _reap(pid: int, block: bool = True):
 
 def _fork() -> int:
     """os.fork, waiting out a moment when the process limit is reached (by a fork bomb that the
-    grader is about to kill, possibly in another sandbox of the same user)."""
+    grader is about to kill)."""
     for _ in range(200):
         try:
             return os.fork()
@@ -182,15 +280,17 @@ def _fork() -> int:
     raise RuntimeError("cannot fork: the process limit stays reached")
 
 
-def _fork_notebook(shell, limits: dict) -> int:
+def _fork_notebook(shell, limits: dict, data_fd: int, isolated: bool) -> int:
     pid = _fork()
     if pid:
         return pid
     try:
-        os.close(CTL_FD)
+        isolation.die_with_parent()
+        if isolated:
+            isolation.drop_capabilities()
         _limit(limits)
         _silence(limits["output_bytes"])
-        notebook(Channel(socket.socket(fileno=DATA_FD)), shell)
+        notebook(Channel(socket.socket(fileno=data_fd)), shell, limits, isolated)
     finally:
         os._exit(0)
 
@@ -230,32 +330,85 @@ def _silence(limit: int) -> None:
     sys.stdout = sys.stderr = _Sink(limit)
 
 
-def notebook(data: Channel, shell) -> None:
+def notebook(data: Channel, shell, limits: dict, isolated: bool) -> None:
     while True:
         msg = decode(data.recv())
         op, seq = msg["op"], msg["seq"]
         if op == "cell":
             data.send(encode({"seq": seq, **_run_cell(shell, msg["source"])}))
         elif op == "part":
-            pid = _fork()
-            if pid == 0:
-                try:
-                    part(data, shell.user_ns, msg)
-                finally:
-                    os._exit(0)
-            status = _reap(pid)
+            status = _run_part(data, shell.user_ns, msg, limits, isolated)
             data.send(encode({"seq": seq, "event": "part_end", "status": status}))
         elif op == "end":
             return
+
+
+def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated: bool):
+    """Run one part in a child; with namespaces, in a context of its own whose PID 1 is the
+    part: whatever the part starts or writes is gone when it ends."""
+    keeper = _fork()
+    if keeper == 0:
+        try:
+            if isolated:
+                isolation.enter(_scratch_dirs(), limits["tmp_bytes"])
+                pid = _fork()
+                if pid:
+                    os._exit(_exit_code(_reap(pid)))
+                isolation.die_with_parent()
+                isolation.drop_capabilities()
+            _seal(data.sock.fileno())
+            part(data, namespace, msg)
+        finally:
+            os._exit(0)
+    return _reap(keeper)
+
+
+def _seal(keep_fd: int) -> None:
+    """Cut the part off what the notebook's cells left open: every other file descriptor, and
+    shared writable memory (a channel between parts that no namespace closes), which becomes a
+    private copy of itself."""
+    os.closerange(3, keep_fd)
+    os.closerange(keep_fd + 1, 1 << 16)
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 2 and fields[1].endswith("s") and "w" in fields[1]:
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            _privatise(start, end - start)
+
+
+_libc.mmap.restype = ctypes.c_void_p
+_PROT_RW, _MAP_PRIVATE_FIXED_ANON = 0x1 | 0x2, 0x02 | 0x10 | 0x20
+
+
+def _privatise(start: int, size: int) -> None:
+    content = ctypes.string_at(start, size) if size <= 2**26 else b""
+    _libc.mmap(ctypes.c_void_p(start), ctypes.c_size_t(size), _PROT_RW, _MAP_PRIVATE_FIXED_ANON, -1, 0)
+    ctypes.memmove(start, content, len(content))
 
 
 def _run_cell(shell, source: str) -> dict:
     try:
         result = shell.run_cell(source, store_history=False)
     except BaseException as exc:  # the student may have broken the shell itself
-        return {"ok": False, "error": describe_exception(exc)}
+        return {"ok": False, "error": describe_exception(exc), "kind": _kind(exc)}
     error = result.error_before_exec or result.error_in_exec
-    return {"ok": error is None, "error": describe_exception(error) if error else ""}
+    if error is None:
+        return {"ok": True, "error": ""}
+    return {"ok": False, "error": describe_exception(error), "kind": _kind(error)}
+
+
+def _kind(exc: BaseException) -> str:
+    """What a failed cell ran into: a resource limit, a syntax error, or the student's code."""
+    if isinstance(exc, MemoryError):
+        return "memory"
+    if isinstance(exc, SyntaxError):
+        return "syntax"
+    return "error"
 
 
 # ----------------------------------------------------------------------------------- part
@@ -275,7 +428,7 @@ def part(data: Channel, namespace: dict, msg: dict) -> None:
         except ProtocolError as exc:
             reply = encode({"seq": request["seq"], "error": f"returned a value that cannot be graded: {exc}"})
         except BaseException as exc:
-            reply = encode({"seq": request["seq"], "error": describe_exception(exc)})
+            reply = encode({"seq": request["seq"], "error": describe_exception(exc), "kind": _kind(exc)})
         data.send(reply)
 
 

@@ -1,0 +1,49 @@
+"""AttnLab's settings in nbgrader_config.py, as traitlets beside nbgrader's own (`c.AttnLab.*`).
+
+    c.AttnLab.call_timeout = 2.0                    # seconds per call of a student function
+    c.AttnLab.memory = 2048                         # MiB for the student's process
+    c.AttnLab.gradescope_details = "after_due_date" # when Gradescope shows the hidden checks' details
+    c.AttnLab.lms_ids = {"2001": "ada"}             # LMS user id -> student id in the gradebook
+
+Command-line options override the limits; the Gradescope bundle carries all of them.
+"""
+from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, validate
+from traitlets.config import Configurable
+
+from .sandbox import Limits
+
+MIN_MEMORY_MIB = 64
+
+
+class AttnLab(Configurable):
+    call_timeout = Float(Limits.call_seconds, help="Seconds per call of a student function.").tag(config=True)
+    cell_timeout = Float(Limits.cell_seconds, help="Seconds per notebook cell.").tag(config=True)
+    submission_timeout = Float(Limits.submission_seconds,
+                               help="Seconds per submission in all (an infinite loop costs at most this).",
+                               ).tag(config=True)
+    memory = Int(Limits.memory_bytes // 2**20, help="MiB of memory for the student's process.").tag(config=True)
+    gradescope_details = Enum(
+        ("visible", "after_due_date", "after_published", "hidden"), "after_due_date",
+        help="When Gradescope shows a hidden check's details (what came back, what was expected, the "
+             "likely cause); its name and points are always visible.").tag(config=True)
+    lms_ids = Dict(value_trait=Unicode(), help="LMS user id -> student id in the gradebook, for "
+                   "`attnlab grade --zip-collect` (ids not listed are used as they are).").tag(config=True)
+
+    @validate("call_timeout", "cell_timeout", "submission_timeout")
+    def _positive(self, proposal):
+        if not proposal.value > 0:
+            raise TraitError(f"AttnLab.{proposal.trait.name} must be positive, got {proposal.value}")
+        return proposal.value
+
+    @validate("memory")
+    def _enough_memory(self, proposal):
+        if proposal.value < MIN_MEMORY_MIB:
+            raise TraitError(f"AttnLab.memory must be at least {MIN_MEMORY_MIB} MiB, got {proposal.value}")
+        return proposal.value
+
+    def limits(self) -> Limits:
+        return Limits(call_seconds=self.call_timeout, cell_seconds=self.cell_timeout,
+                      submission_seconds=self.submission_timeout, memory_bytes=self.memory * 2**20)
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.class_trait_names(config=True)}

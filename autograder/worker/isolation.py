@@ -1,0 +1,89 @@
+"""Private namespaces for one submission, and for each of its parts, without privileges.
+
+A process that calls `enter()` gets its own user, mount, IPC and PID namespaces (the next
+child it forks is PID 1 there), with fresh, empty tmpfs mounts on the scratch directories.
+When that PID 1 exits, the kernel kills every process left in the namespace, and the scratch
+mounts vanish with the last process that sees them: nothing of one context can outlive it, and
+nothing needs to be found and cleaned. `drop_capabilities()` then removes the capabilities the
+new user namespace granted, before any student code runs.
+
+Unprivileged user namespaces are needed; `available()` probes for them once (the grader
+falls back to killing descendants and emptying scratch directories where they are missing).
+"""
+import ctypes
+import os
+import platform
+
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
+_PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_DUMPABLE = 1, 24, 4
+_CAP_LAST = 63
+_SYS_CAPSET = {"x86_64": 126, "aarch64": 91}.get(platform.machine())
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_MS_NOSUID, _MS_NODEV = 2, 4
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class IsolationError(OSError):
+    pass
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise IsolationError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def enter(scratch: list, tmp_bytes: int) -> None:
+    """Move this process into new user, mount, IPC and PID namespaces (the PID namespace takes
+    effect for its children) and mount an empty tmpfs on each directory of `scratch`."""
+    uid, gid = os.getuid(), os.getgid()
+    _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)     # /proc/self/uid_map is writable only so
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+    options = f"size={int(tmp_bytes)},mode=1777".encode()
+    for path in scratch:
+        if os.path.isdir(path):
+            _check(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options),
+                   f"mount tmpfs on {path}")
+    undumpable()
+
+
+def drop_capabilities() -> None:
+    """No capabilities left, now or after exec (no_new_privs is set by the sandbox already)."""
+    for cap in range(_CAP_LAST + 1):
+        _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)       # EINVAL past the kernel's last cap
+    if _SYS_CAPSET is not None:
+        header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+        data = (ctypes.c_uint32 * 6)()
+        _check(_libc.syscall(_SYS_CAPSET, header, data), "capset")
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the process that forked it exits (closing the race first)."""
+    parent = os.getppid()
+    _libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def undumpable() -> None:
+    """No ptrace and no /proc/<pid>/mem of this process by its siblings or children."""
+    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def available(scratch: list, tmp_bytes: int) -> bool:
+    """Whether `enter` works here (probed in a throw-away child)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            enter(scratch, tmp_bytes)
+            drop_capabilities()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0

@@ -1,0 +1,173 @@
+"""The nbgrader cycle around `attnlab grade`: the gradebook is the one record of a grade.
+
+Resubmissions are regraded by content, a grade that cannot be recorded is an error, manual
+scores, comments, extra credit and late penalties reach grades.csv, results.json and the
+feedback exactly as `nbgrader export` shows them, and hand-graded cells are left alone.
+"""
+import csv
+import json
+import os
+import re
+from datetime import datetime, timedelta
+
+import nbformat
+import pytest
+
+from autograder import examples, notebooks
+from autograder.course import open_course
+from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
+
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+
+
+def release():
+    return notebooks.read(ROOT / "assignments" / ASSIGNMENT / NOTEBOOK)
+
+
+def solved() -> str:
+    key = notebooks.read(ROOT / "solutions" / ASSIGNMENT / NOTEBOOK)
+    answers = {gid: notebooks.without_markers(code) for gid, code in notebooks.answer_cells(key).items()}
+    return nbformat.writes(examples.fill(release(), answers))
+
+
+def stub() -> str:
+    return nbformat.writes(release())
+
+
+def submit(course, student, text, timestamp="2026-01-10 12:00:00.000000 UTC"):
+    folder = course / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / NOTEBOOK).write_text(text)
+    (folder / "timestamp.txt").write_text(timestamp)
+    return folder / NOTEBOOK
+
+
+def grades(course) -> dict:
+    return {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
+
+
+def exported(course) -> dict:
+    run_tool("nbgrader", "export", "--to", str(course / "export.csv"), cwd=course)
+    return {r["student_id"]: r for r in csv.DictReader(open(course / "export.csv"))}
+
+
+def result(course, student) -> dict:
+    return json.loads((course / "autograded" / student / ASSIGNMENT / "results.json").read_text())
+
+
+def grade(course, *args, check=True):
+    return run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", "--jobs", "2", *args, cwd=course, check=check)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    path = copy_course(tmp_path_factory.mktemp("cycle"))
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    submit(path, "ada", solved())
+    submit(path, "bob", stub())
+    hostile = nbformat.reads(solved(), as_version=4)
+    hostile.cells.insert(1, nbformat.v4.new_markdown_cell(SCRIPT))
+    submit(path, "eve", nbformat.writes(hostile))
+    grade(path)
+    return path
+
+
+SCRIPT = 'My notes <script>alert("pwned")</script> <img src=x onerror="alert(2)">'
+
+
+def test_a_resubmission_is_regraded_by_content_not_by_time(course):
+    path = course / "submitted" / "bob" / ASSIGNMENT / NOTEBOOK
+    assert grades(course)["bob"]["score"] == "0"
+    before = path.stat()
+    path.write_text(solved())                                   # collect keeps the old mtime
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    out = grade(course)
+    assert "graded 1 submission(s)" in out.stderr
+    assert grades(course)["bob"]["score"] == "100" and exported(course)["bob"]["score"] == "100.0"
+    assert "graded 0 submission(s)" in grade(course).stderr    # unchanged: not graded again
+
+
+def test_manual_grades_reach_every_output_and_survive_a_regrade(course):
+    with open_course(course).gradebook() as gb:
+        nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "ada")
+        cells = {g.name: g for g in nb.grades}
+        cells["test_softmax"].manual_score = 3
+        cells["test_layer_norm"].extra_credit = 1.5
+        next(c for c in nb.comments if c.name == "softmax").manual_comment = "Subtract the <b>max</b>."
+        gb.db.commit()
+    expected = 100 - 8 + 3 + 1.5
+    for args in ((), ("--force", "--student", "ada")):
+        grade(course, *args)
+        row = grades(course)["ada"]
+        assert (float(row["score"]), row["softmax"], row["layer_norm"]) == (expected, "3", "11.5")
+        assert float(exported(course)["ada"]["score"]) == expected
+        data = result(course, "ada")
+        assert data["score"] == expected and sum(t["score"] for t in data["tests"]) == pytest.approx(expected)
+    run_tool("attnlab", "feedback", ASSIGNMENT, "--student", "ada", cwd=course)
+    page = (course / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert f"{expected:g} / 100" in page and "Subtract the &lt;b&gt;max&lt;/b&gt;." in page
+    assert "set this part's score to 3" in page
+
+
+def test_late_penalty_from_nbgrader_configuration(course, tmp_path):
+    late = copy_course(tmp_path / "late")
+    with open(late / "nbgrader_config.py", "a") as f:
+        f.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=late)
+    due = datetime(2026, 1, 10, 12, 0)
+    with open_course(late).gradebook() as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=due)
+    submit(late, "ada", solved(), (due - timedelta(minutes=5)).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    submit(late, "cy", solved(), (due + timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    grade(late)
+    rows, export = grades(late), exported(late)
+    assert (rows["ada"]["score"], rows["ada"]["late"]) == ("100", "")
+    assert (rows["cy"]["score"], rows["cy"]["late_penalty"]) == ("0", "100")
+    assert rows["cy"]["late"].startswith("2 h 0 min late")
+    assert export["cy"]["score"] == "0.0" and export["cy"]["late_submission_penalty"] == "100.0"
+    data = result(late, "cy")
+    assert data["score"] == 0 and "Late: 2 h 0 min late, penalty 100" in data["output"]
+    run_tool("attnlab", "feedback", ASSIGNMENT, cwd=late)
+    assert "2 h 0 min late, penalty 100" in (late / "feedback" / "cy" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+
+
+def test_a_grade_that_cannot_be_recorded_is_an_error(tmp_path):
+    path = copy_course(tmp_path / "unregistered")
+    run_tool("nbgrader", "db", "assignment", "add", ASSIGNMENT, cwd=path)   # no notebooks
+    submit(path, "ada", solved())
+    for _ in range(2):
+        out = grade(path, check=False)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+        assert "without its notebook" in out.stderr and "generate_assignment" in out.stderr
+    assert not (path / "autograded").exists() and not (path / "grades.csv").exists()
+
+
+def test_before_grading_feedback_and_report_say_so(tmp_path):
+    path = copy_course(tmp_path / "fresh")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    for command in ("feedback", "report"):
+        out = run_tool("attnlab", command, ASSIGNMENT, cwd=path, check=False)
+        assert out.returncode == 2 and "nothing of lab05_transformers is graded yet" in out.stderr
+
+
+def test_autograded_folder_is_laid_out_as_nbgrader_does(course):
+    folder = course / "autograded" / "ada" / ASSIGNMENT
+    assert (folder / "timestamp.txt").read_text() == "2026-01-10 12:00:00.000000 UTC"
+    assert len((folder / "submission_secret.txt").read_text()) == 128
+
+
+def test_nbgrader_autograde_is_refused_and_touches_nothing(course):
+    folder = course / "autograded" / "ada" / ASSIGNMENT
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    scores = exported(course)
+    out = run_tool("nbgrader", "autograde", ASSIGNMENT, "--force", cwd=course, check=False)
+    assert out.returncode == 1 and f"run `attnlab grade {ASSIGNMENT}`" in out.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert exported(course) == scores
+
+
+def test_nbgrader_feedback_carries_no_student_html(course):
+    run_tool("nbgrader", "generate_feedback", ASSIGNMENT, "--force", cwd=course)
+    page = (course / "feedback" / "eve" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "My notes" in page
+    assert "<script>alert" not in page and not re.search(r"<img[^>]*onerror", page)

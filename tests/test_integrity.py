@@ -1,0 +1,331 @@
+"""Integrity between students: hostile submissions graded in one batch with honest ones.
+
+Each batch is graded by `attnlab grade`, once with one slot (the attackers and the honest
+students take turns in the same worker, in the order of their names) and once with two (the
+honest students also share the machine with an attacker in the other slot). The honest
+students' scores and statuses are asserted exactly. Canaries are attackers that earn points
+only if they can see something another submission, or an earlier part, left behind.
+"""
+import json
+
+import nbformat
+import pytest
+
+from autograder import examples, notebooks
+from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
+
+RELEASE = notebooks.read(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+SOLVED = {k: notebooks.without_markers(v) for k, v in
+          notebooks.answer_cells(notebooks.read(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")).items()}
+SOFTMAX = SOLVED["softmax"]
+STUB = "def {name}(*args, **kwargs):\n    raise NotImplementedError()\n"
+
+# A daemon that outlives its cell: double fork, new session, and a first thread that exits
+# while the second goes on (the process then looks like a zombie to a scan of /proc).
+DAEMON = '''
+import ctypes, os, sys, threading
+def _daemonise(body):
+    if os.fork():
+        return
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    threading.Thread(target=body).start()
+    ctypes.CDLL(None).pthread_exit(None)
+'''
+
+# Forges replies on every socket it holds: the grader must never read them for someone else.
+FORGER = DAEMON + '''
+def _forge():
+    import socket, time
+    import numpy as np
+    from worker.protocol import Channel, encode
+    socks = []
+    for fd in range(3, 64):
+        try:
+            socks.append(Channel(socket.socket(fileno=os.dup(fd))))
+        except OSError:
+            pass
+    junk = [encode({"seq": n, "value": np.zeros(3), "given": []}) for n in range(1, 300)]
+    junk += [encode({"seq": n, "event": "ready"}) for n in range(1, 300)]
+    end = time.time() + 40
+    while time.time() < end:
+        for sock in socks:
+            for message in junk:
+                try:
+                    sock.send(message)
+                except OSError:
+                    break
+        time.sleep(0.02)
+_daemonise(_forge)
+'''
+
+# Kills every process it can signal, over and over.
+KILLER = DAEMON + '''
+def _kill():
+    import signal, time
+    end = time.time() + 40
+    while time.time() < end:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        time.sleep(0.005)
+_daemonise(_kill)
+'''
+
+# Records what arrives on its sockets (the next student's cells) and leaves it in the scratch
+# space, in a directory its owner made unreadable.
+RECORDER = DAEMON + '''
+def _record():
+    import socket, time
+    socks = []
+    for fd in range(3, 64):
+        try:
+            s = socket.socket(fileno=os.dup(fd))
+            s.setblocking(False)
+            socks.append(s)
+        except OSError:
+            pass
+    end = time.time() + 40
+    n = 0
+    while time.time() < end:
+        for s in socks:
+            try:
+                data = s.recv(1 << 20)
+            except OSError:
+                continue
+            for root in ("/tmp", "/dev/shm"):
+                try:
+                    os.makedirs(f"{root}/.rec", exist_ok=True)
+                    with open(f"{root}/.rec/{n}", "wb") as f:
+                        f.write(data)
+                    os.chmod(f"{root}/.rec", 0o000)
+                except OSError:
+                    pass
+            n += 1
+        time.sleep(0.005)
+_daemonise(_record)
+'''
+
+# Replays recorded cells: gets every point that the recorded student got, if anything leaked.
+REPLAYER = '''
+import os, re
+for _root in ("/tmp", "/dev/shm"):
+    _dir = f"{_root}/.rec"
+    try:
+        os.chmod(_dir, 0o700)
+        _names = os.listdir(_dir)
+    except OSError:
+        continue
+    for _name in _names:
+        _text = open(f"{_dir}/{_name}", "rb").read().decode("utf-8", "replace")
+        for _source in re.findall(r'"source": "((?:[^"\\\\]|\\\\.)*)"', _text):
+            try:
+                exec(__import__("json").loads(f'"{_source}"'), globals())
+            except Exception:
+                pass
+'''
+
+# Fills the process limit with sleepers and keeps them while its cells run.
+HOARDER = '''
+import os, time
+_kids = []
+for _ in range(500):
+    try:
+        _pid = os.fork()
+    except OSError:
+        break
+    if _pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    _kids.append(_pid)
+time.sleep(4.5)
+'''
+
+# A message that broke the old decoder with something other than ProtocolError.
+MALFORMED = '''
+def _write_malformed():
+    import os, socket, struct
+    head = b'{"t": "rng", "seed": 1e400}'
+    body = struct.pack("<Q", len(head)) + head
+    packet = struct.pack("<IB", 7, 0) + body
+    for fd in range(3, 64):
+        try:
+            s = socket.socket(fileno=os.dup(fd))
+            s.send(packet)
+            s.detach()
+        except OSError:
+            pass
+'''
+
+# Leaves state behind in one part (files, shared memory, a process), each tagged with the
+# process that left it, and looks for it in the next: scaled_dot_product_attention is right
+# only if it finds a trace left by another part (the notebook's own cells leave some too).
+HARVEST_SOFTMAX = SOFTMAX.replace("def softmax(", "def _true_softmax(") + '''
+import mmap, os
+_shared = mmap.mmap(-1, 4096)
+def _tag():
+    return f"{os.readlink('/proc/self/ns/pid').strip('pid:[]')}.{os.getpid()}"
+_home = _tag()
+def softmax(x):
+    import sys
+    tag = _tag()
+    _shared[:32] = tag.encode().ljust(32)
+    for root in ("/tmp", "/dev/shm"):
+        try:
+            open(f"{root}/seen-{tag}", "w").close()
+        except OSError:
+            pass
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(20)", f"marker-{tag}"])
+    return _true_softmax(x)
+'''
+HARVEST_SDPA = SOLVED["scaled_dot_product_attention"].replace(
+    "def scaled_dot_product_attention(", "def _true_sdpa(") + '''
+def _left_over():
+    import re
+    mine = {_home, _tag(), ""}
+    tags = {bytes(_shared[:32]).decode().strip()}
+    for root in ("/tmp", "/dev/shm"):
+        try:
+            tags |= {n[5:] for n in os.listdir(root) if n.startswith("seen-")}
+        except OSError:
+            pass
+    for pid in os.listdir("/proc"):
+        try:
+            found = re.search(rb"marker-([0-9.]+)", open(f"/proc/{pid}/cmdline", "rb").read())
+            if found:
+                tags.add(found.group(1).decode())
+        except OSError:
+            pass
+    return bool(tags - mine)
+def scaled_dot_product_attention(Q, K, V):
+    out = _true_sdpa(Q, K, V)
+    return out if _left_over() else None
+'''
+
+FINGERPRINT = '''
+def softmax(x):
+    import numpy as np
+    raise ValueError("fingerprint %.12f" % float(np.asarray(x, dtype=float).ravel()[0]))
+'''
+
+LONG_ERROR = '''
+def softmax(x):
+    raise ValueError("A" * 100000)
+'''
+
+
+def submission(**answers) -> str:
+    """The release with these answer cells (an attack may sit above a stub)."""
+    return nbformat.writes(examples.fill(RELEASE, answers))
+
+
+def attack_cell(code: str, name: str = "scaled_dot_product_attention") -> dict:
+    return {name: code + "\n" + STUB.format(name=name)}
+
+
+HONEST = {"correct": (SOLVED, 100.0), "stub": ({}, 0.0),
+          "half": ({k: v for k, v in SOLVED.items() if k in ("softmax", "layer_norm", "feedforward")}, 24.0)}
+
+# Names sort in grading order: attackers first, then the honest students, then the canaries.
+BATCH = {
+    "a1_forger": attack_cell(FORGER),
+    "a2_killer": attack_cell(KILLER),
+    "a3_recorder": attack_cell(RECORDER),
+    "a4_hoarder": {**attack_cell(HOARDER), **attack_cell("import time; time.sleep(4.5)", "layer_norm"),
+                   **attack_cell("import time; time.sleep(4.5)", "feedforward")},
+    "a5_malformed": {"softmax": SOFTMAX + MALFORMED.replace("def _write_malformed", "def _w") + '''
+_orig_softmax = softmax
+def softmax(z):
+    _w()
+    return _orig_softmax(z)
+'''},
+    **{f"h_{name}": answers for name, (answers, _) in HONEST.items()},
+    "z1_replayer": attack_cell(REPLAYER),
+    "z2_harvester": {"softmax": HARVEST_SOFTMAX, "scaled_dot_product_attention": HARVEST_SDPA},
+    "z3_fingerprint": {"softmax": FINGERPRINT},
+    "z4_fingerprint": {"softmax": FINGERPRINT},
+    "z5_long_error": {"softmax": LONG_ERROR},
+}
+
+
+def grade(course, *args) -> dict:
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", *args, cwd=course)
+    return {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())
+            for s in BATCH}
+
+
+@pytest.fixture(scope="module", params=["1", "2"], ids=["one-slot", "two-slots"])
+def batch(request, tmp_path_factory):
+    course = copy_course(tmp_path_factory.mktemp(f"integrity{request.param}"))
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    for student, answers in BATCH.items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        (folder / f"{ASSIGNMENT}.ipynb").write_text(submission(**answers))
+    return course, grade(course, "--jobs", request.param)
+
+
+def part(result: dict, name: str) -> dict:
+    return next(p for p in result["extra_data"]["parts"] if p["name"] == name)
+
+
+@pytest.mark.parametrize("student", HONEST)
+def test_honest_students_get_exactly_their_score(batch, student):
+    _, results = batch
+    result = results[f"h_{student}"]
+    assert result["score"] == HONEST[student][1], result["output"]
+    assert result["extra_data"]["status"] == "graded", result["output"]
+    assert not result["extra_data"]["notes"]
+
+
+@pytest.mark.parametrize("attacker", ["a1_forger", "a2_killer", "a3_recorder", "a4_hoarder"])
+def test_cell_level_attackers_earn_nothing(batch, attacker):
+    _, results = batch
+    assert results[attacker]["score"] == 0.0, results[attacker]["output"]
+
+
+def test_replayed_cells_of_another_student_earn_nothing(batch):
+    _, results = batch
+    assert results["z1_replayer"]["score"] == 0.0, results["z1_replayer"]["output"]
+
+
+def test_a_malformed_message_is_the_submissions_own_protocol_failure(batch):
+    _, results = batch
+    result = results["a5_malformed"]
+    assert part(result, "softmax")["status"] == "protocol", result["output"]
+    assert result["extra_data"]["status"] == "partly graded"
+    assert result["score"] == 0.0
+
+
+def test_nothing_of_one_part_is_seen_by_the_next(batch):
+    _, results = batch
+    result = results["z2_harvester"]
+    assert part(result, "softmax")["score"] == 8.0, result["output"]
+    assert part(result, "scaled_dot_product_attention")["score"] == 0.0, result["output"]
+
+
+def _fingerprints(result: dict) -> set:
+    return {c["message"].split("fingerprint ")[1].split(" ")[0].rstrip(")")
+            for c in part(result, "softmax")["checks"] if "fingerprint " in c["message"]}
+
+
+def test_hidden_inputs_differ_per_student_and_repeat_on_regrade(batch):
+    course, results = batch
+    first, second = _fingerprints(results["z3_fingerprint"]), _fingerprints(results["z4_fingerprint"])
+    assert first and second and not first & second
+    regraded = grade(course, "--force", "--student", "z3_fingerprint")
+    assert _fingerprints(regraded["z3_fingerprint"]) == first
+
+
+def test_student_text_in_feedback_is_bounded(batch):
+    _, results = batch
+    messages = [c["message"] for c in part(results["z5_long_error"], "softmax")["checks"]]
+    assert messages and max(len(m) for m in messages) < 1000
+
+
+def test_every_submission_stays_within_its_time_budget(batch):
+    _, results = batch
+    assert max(r["execution_time"] for r in results.values()) < 22

@@ -1,0 +1,66 @@
+"""LMS downloads: only the LMS's own top-level file names choose student ids, ids are checked
+and mapped to the roster, a bad or duplicated entry is skipped alone, and student-chosen names
+are rendered safely (HTML escaped, plot labels without mathtext)."""
+import csv
+import io
+import json
+import zipfile
+
+import nbformat
+
+from autograder.nbgrader_plugins import unsafe_id
+from conftest import ASSIGNMENT, copy_course, run_tool
+from test_cycle import solved, stub
+
+
+def test_unsafe_ids_are_named():
+    for bad in ("..", "a/b", "a\\b", "x\ny", "", ".hidden", "a..b", "$x$"):
+        assert unsafe_id(bad), bad
+    for good in ("ada", "s1234567", "ada.lovelace@uni.edu", "2001"):
+        assert not unsafe_id(good), good
+
+
+def test_zip_collect_takes_ids_only_from_the_lms_names(tmp_path):
+    course = copy_course(tmp_path / "lms")
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write('\nc.AttnLab.lms_ids = {"2001": "dora"}\n')
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    uploaded = io.BytesIO()                   # a zip a student uploaded, named to choose ids
+    with zipfile.ZipFile(uploaded, "w") as z:
+        z.writestr(f"x_victim_9_{ASSIGNMENT}.ipynb", solved())
+        z.writestr(f"inner/y_ghost_9_{ASSIGNMENT}.ipynb", solved())
+    archive = course / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "submissions.zip", "w") as z:
+        z.writestr(f"lovelace_ada_1001_{ASSIGNMENT}.ipynb", solved())
+        z.writestr(f"lovelace_ada_1004_{ASSIGNMENT}.ipynb", stub())              # duplicate: skipped
+        z.writestr("doe_2001_1002_Lab05 Transformers (1).ipynb", solved())      # renamed, mapped id
+        z.writestr(f"mallory_mal_1003_{ASSIGNMENT}.zip", uploaded.getvalue())
+        z.writestr(f"evil_a..b_1005_{ASSIGNMENT}.ipynb", solved())
+        z.writestr(f"nested/dir/q_victim2_1006_{ASSIGNMENT}.ipynb", solved())
+    for _ in range(2):                        # a second collection replaces the first
+        out = run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course, check=False)
+        assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["ada", "dora"]
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
+    assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {"ada": ("graded", "100"),
+                                                                     "dora": ("graded", "100")}
+    dora = json.loads((course / "autograded" / "dora" / ASSIGNMENT / "results.json").read_text())
+    assert any("the only notebook submitted" in n for n in dora["extra_data"]["notes"])
+
+
+def test_student_ids_are_safe_in_the_report_and_feedback(tmp_path):
+    course = copy_course(tmp_path / "ids")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    student = "$\\frac{1}{0}$<b>"               # nbgrader collect takes whatever the OS user is
+    folder = course / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / f"{ASSIGNMENT}.ipynb").write_text(nbformat.writes(nbformat.reads(stub(), as_version=4)))
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
+    out = run_tool("attnlab", "report", ASSIGNMENT, cwd=course, check=False)
+    assert out.returncode == 0, out.stderr
+    page = (course / "report" / ASSIGNMENT / "index.html").read_text()
+    assert "0$<b>" not in page and "0$&lt;b&gt;" in page
+    run_tool("attnlab", "feedback", ASSIGNMENT, cwd=course)
+    feedback = (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "$\\frac{1}{0}$&lt;b&gt;" in feedback and "0$<b>" not in feedback

@@ -1,0 +1,60 @@
+"""Resource failures are named, not graded as wrong answers: a part that runs out of memory ends
+with status `memory`; a cell that times out, runs out of memory or has a syntax error is
+reported with its error; the honest parts of the same submission keep their points."""
+import nbformat
+import pytest
+
+from autograder import examples, notebooks
+from autograder.grading import Slot
+from autograder.sandbox import Limits
+from conftest import ASSIGNMENT, ROOT
+
+RELEASE_DIR = ROOT / "assignments" / ASSIGNMENT
+RELEASE = notebooks.read(RELEASE_DIR / f"{ASSIGNMENT}.ipynb")
+SOLVED = {k: notebooks.without_markers(v) for k, v in
+          notebooks.answer_cells(notebooks.read(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")).items()}
+
+
+@pytest.fixture(scope="module")
+def slot():
+    slot = Slot(ASSIGNMENT, RELEASE_DIR, f"{ASSIGNMENT}.ipynb", "bwrap", Limits(memory_bytes=1 * 2**30), 7)
+    yield slot
+    slot.worker.close()
+
+
+def grade(slot, tmp_path, **answers):
+    path = tmp_path / "submission.ipynb"
+    path.write_text(nbformat.writes(examples.fill(RELEASE, {**SOLVED, **answers})))
+    result, _ = slot.grade("student", path, b"salt")
+    return result, {p.name: p for p in result.parts}
+
+
+def test_a_part_that_runs_out_of_memory_is_flagged_not_failed(slot, tmp_path):
+    hog = SOLVED["layer_norm"] + "\n_ln = layer_norm\ndef layer_norm(*a, **k):\n" \
+        "    import numpy as np\n    np.ones(2**31)\n    return _ln(*a, **k)\n"
+    result, parts = grade(slot, tmp_path, layer_norm=hog)
+    assert parts["layer_norm"].status == "memory"
+    assert "ran out of memory" in parts["layer_norm"].checks[0].message
+    assert result.status == "partly graded"
+    assert all(p.score == p.max_score for name, p in parts.items() if name != "layer_norm")
+    assert "layer_norm: memory" in result.problems()
+
+
+def test_a_syntax_error_in_an_answer_cell_is_shown(slot, tmp_path):
+    result, parts = grade(slot, tmp_path, feedforward="def feedforward(x, W1, b1, W2, b2)\n    return x\n")
+    notes = " ".join(result.notes)
+    assert "has a syntax error" in notes and "SyntaxError" in notes
+    assert parts["feedforward"].score == 0
+    assert parts["softmax"].score == parts["softmax"].max_score
+
+
+def test_a_cell_out_of_memory_and_a_cell_that_hangs_are_named(slot, tmp_path):
+    result, parts = grade(slot, tmp_path,
+                          softmax=SOLVED["softmax"] + "\nimport numpy as np\n_big = np.ones(2**31)\n",
+                          feedforward="while True:\n    pass\n")
+    notes = " ".join(result.notes)
+    assert "ran out of memory" in notes
+    assert "did not finish in time" in notes
+    assert parts["softmax"].score == parts["softmax"].max_score
+    assert parts["layer_norm"].score == parts["layer_norm"].max_score
+    assert parts["feedforward"].score == 0
