@@ -1,15 +1,19 @@
 """The visible checks that run in the student's notebook.
 
 `check(obj)` runs the visible cases of the graded name `obj.__name__` against the student's
-code, with the student's own versions of every other part. On a wrong result it raises an
-AssertionError that says which case failed, how the result differs, and, when the result equals
-a catalogued mistake's output on that case, what the mistake is. It holds no reference code:
-only the visible inputs, the expected outputs and the mistakes' outputs on those inputs.
+code, with the student's own versions of every other part, then its visible properties (e.g. a
+seed reproduces a result whatever the global `np.random` state). A failure is reported in tiers:
+the first time, which case failed, how the result differs and, when the result equals a
+catalogued mistake's output (or raises the same error), the idea that mistake misses; once the
+same case has failed `FIX_AFTER` times in a row, also the mistake's exact fix. The error shows
+only this message and the student's own frames, never a frame of this helper. It holds no
+reference code: only the visible inputs, the expected outputs and the mistakes' outputs on them.
 
 This module is copied, with `compare` and `invoke`, into the helper that ships next to each
 lab notebook (`attnlab sync` writes it); it needs only NumPy.
 """
 import sys
+import traceback
 import warnings
 
 import numpy as np
@@ -18,7 +22,29 @@ from .compare import close, mismatch
 from .worker.invoke import execute, inputs
 
 TOL = dict(rtol=1e-6, atol=1e-8)
-CASES: dict = {}    # name -> [(description, call, names, expected, [(message, output), ...])]
+FIX_AFTER = 3       # the exact fix is shown from this many failures of the same case in a row
+CASES: dict = {}    # name -> [(description, call, names, expected, [(message, fix, outcome), ...])]
+PROPERTIES: dict = {}   # name -> [(description, [call, ...], not_reproducible, ignores_rng)]
+_failures: dict = {}    # (name, description) -> failures in a row
+
+
+class CheckFailed(AssertionError):
+    """A visible check failed. IPython shows the message (and the student's frames) only."""
+    shown_as = "AssertionError"
+
+    def __init__(self, message: str, frames=()):
+        super().__init__(message)
+        self.frames = list(frames)
+
+    def _render_traceback_(self):
+        lines = []
+        if self.frames:
+            lines += ["Traceback (your code only):"] + [line.rstrip("\n") for line in traceback.format_list(self.frames)]
+        return lines + [f"{self.shown_as}: {self}"]
+
+
+class StillAStub(CheckFailed, NotImplementedError):
+    shown_as = "NotImplementedError"
 
 
 def check(obj) -> None:
@@ -27,27 +53,34 @@ def check(obj) -> None:
     if name not in CASES:
         raise ValueError(f"no visible checks for {obj!r}; pass the function or class itself")
     namespace = {**_namespace_of(obj), name: obj}
-    cases = CASES[name]
-    for description, call, names, expected, mistakes in cases:
+    for description, call, names, expected, mistakes in CASES[name]:
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                got, given = execute(call, namespace)
-        except NotImplementedError:
-            raise NotImplementedError(
-                f"{name} is still the stub: replace `raise NotImplementedError()` with your code, "
-                "then run this cell again.") from None
-        except Exception:
-            print(f"✘ {name}: visible check '{description}' raised an error while running "
-                  f"{call.describe()}; the traceback below shows where.")
-            raise
-        problem = mismatch(got, expected, names=names, **TOL)
-        if problem is None:
-            problem = _modified_input(call, given)
+            got, given = _quietly(execute, call, namespace)
+        except NotImplementedError as exc:
+            if not str(exc):
+                raise StillAStub(f"{name} is still the stub: replace `raise NotImplementedError()` "
+                                 "with your code, then run this cell again.") from None
+            _fail(name, description, call, f"raised NotImplementedError: {exc}", exc, mistakes)
+        except Exception as exc:
+            _fail(name, description, call, f"raised {type(exc).__name__}: {exc}", exc, mistakes)
+        else:
+            problem = mismatch(got, expected, names=names, **TOL) or _modified_input(call, given)
+            if problem:
+                _fail(name, description, call, problem, got, mistakes)
+            _failures.pop((name, description), None)
+    for description, calls, not_reproducible, ignores_rng in PROPERTIES.get(name, []):
+        problem = _property(calls, namespace, not_reproducible, ignores_rng)
         if problem:
-            raise AssertionError(_report(name, description, call, problem, got, mistakes))
-    print(f"✔ {name}: {len(cases)} visible check{'s' * (len(cases) > 1)} passed. "
+            raise CheckFailed(f"{name} failed the visible check '{description}'.\n  problem: {problem}")
+    count = len(CASES[name]) + len(PROPERTIES.get(name, []))
+    print(f"✔ {name}: {count} visible check{'s' * (count > 1)} passed. "
           "The hidden tests check more cases and edge cases when you submit.")
+
+
+def _quietly(function, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return function(*args)
 
 
 def _namespace_of(obj) -> dict:
@@ -66,11 +99,87 @@ def _modified_input(call, given) -> str | None:
     return None
 
 
-def _report(name, description, call, problem, got, mistakes) -> str:
+def _fail(name, description, call, problem, outcome, mistakes):
+    """Raise the tiered report of a failed case: the idea first, the exact fix after FIX_AFTER."""
+    key = (name, description)
+    _failures[key] = _failures.get(key, 0) + 1
     lines = [f"{name} failed the visible check '{description}'.",
              f"  call:    {call.describe()}",
              f"  problem: {problem}"]
-    cause = next((message for message, output in mistakes if close(got, output, **TOL)), None)
+    raised = isinstance(outcome, BaseException)
+    frames = _own_frames(outcome) if raised else []
+    if frames:
+        lines.append(f"  where:   line {frames[-1].lineno} of {frames[-1].name}: {(frames[-1].line or '').strip()}")
+    cause = next(((message, fix) for message, fix, expected in mistakes
+                  if _same_outcome(outcome, expected)), None)
+    if cause is None and raised and "NoneType" in str(outcome):
+        cause = ("a value that is None was used as an array: an argument left at its default "
+                 "None must be replaced by what the docstring says None stands for", "")
     if cause:
-        lines.append(f"  likely cause: {cause}")
-    return "\n".join(lines)
+        lines.append(f"  likely cause: {cause[0]}")
+        if cause[1] and _failures[key] >= FIX_AFTER:
+            lines.append(f"  fix (shown after {FIX_AFTER} failures of this check): {cause[1]}")
+        elif cause[1]:
+            lines.append(f"  (the exact fix is shown if this check fails {FIX_AFTER - _failures[key]} more time"
+                         f"{'s' * (FIX_AFTER - _failures[key] > 1)})")
+    raise CheckFailed("\n".join(lines), frames) from None
+
+
+def raised(outcome) -> bool:
+    """A mistake's outcome that is an exception, recorded as ("raises", type name, message)."""
+    return (isinstance(outcome, tuple) and len(outcome) == 3 and isinstance(outcome[0], str)
+            and outcome[0] == "raises")
+
+
+def _same_outcome(outcome, expected) -> bool:
+    """The student's result, or exception, equals a mistake's."""
+    if isinstance(outcome, BaseException):
+        return raised(expected) and expected[1:] == (type(outcome).__name__, str(outcome))
+    if raised(expected):
+        return False
+    return close(outcome, expected, **TOL) or close(_overflowed(outcome), _overflowed(expected), **TOL)
+
+
+def _overflowed(value):
+    """The value with inf and nan made alike: an overflow leaves one or the other."""
+    if isinstance(value, tuple):
+        return tuple(_overflowed(v) for v in value)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return value
+    return np.where(np.isfinite(array), array, np.nan)
+
+
+def _own_frames(exc) -> list:
+    """The frames of the student's code in an exception's traceback (not this helper's)."""
+    try:
+        here = __file__
+    except NameError:   # the helper's code run with exec
+        here = None
+    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != here]
+
+
+def _property(calls, namespace, not_reproducible, ignores_rng) -> str | None:
+    """A randomised function must draw only from the rng it is given: the same seeds give the
+    same results whatever the global `np.random` state, and different seeds different ones."""
+    saved = np.random.get_state()
+    try:
+        runs = []
+        for global_seed in (1, 2):
+            np.random.seed(global_seed)
+            runs.append([_quietly(execute, call, namespace)[0] for call in calls])
+    except Exception as exc:
+        return f"raised {type(exc).__name__}: {exc}"
+    finally:
+        np.random.set_state(saved)
+    same = lambda a, b: all(np.array_equal(x, y) for x, y in zip(_items(a), _items(b)))  # noqa: E731
+    if not all(same(a, b) for a, b in zip(*runs)):
+        return not_reproducible
+    if all(same(runs[0][0], other) for other in runs[0][1:]):
+        return ignores_rng
+    return None
+
+
+def _items(value) -> list:
+    return list(value) if isinstance(value, tuple) else [value]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import compare, labs, notebooks, student_checks
+from . import compare, labs, notebooks, student_checks, visible_extra
 from .worker import invoke
 from .worker.invoke import Call, New, Rng, execute
 
@@ -123,28 +123,35 @@ def helper_source(lab, assignment: str) -> str:
               '"""\n')
     modules = [_body(m) for m in (compare, invoke, student_checks)]
     data = ["nan, inf = float('nan'), float('inf')", "CASES.update({"]
+    extra = visible_extra.CASES.get(assignment, {})
+    mistakes = [(m, "") for part in lab.suite.parts.values() for m in part.mistakes]
+    mistakes += visible_extra.MISTAKES.get(assignment, [])
     for name, cases in lab.CASES.items():
         data.append(f"    {name!r}: [")
-        for description, call in cases:
+        for description, call in cases + extra.get(name, []):
             expected = execute(call, lab.suite.reference)[0]
             entry = (description, call, lab.suite.output_names.get(name), expected,
-                     _mistake_outputs(lab.suite, name, call, expected))
+                     _mistake_outputs(lab.suite, [m for m in mistakes if m[0].part == name], call, expected))
             data.append("        " + _literal(entry, 8) + ",")
         data.append("    ],")
     data.append("})")
+    data.append("PROPERTIES.update(" + _literal(visible_extra.PROPERTIES.get(assignment, {}), 4) + ")")
     return header + "\n\n".join(modules) + "\n\n" + "\n".join(data) + "\n"
 
 
-def _mistake_outputs(suite, name, call, expected) -> list:
+def _mistake_outputs(suite, mistakes, call, expected) -> list:
+    """(message, fix, outcome) of every mistake, given as (mistake, extra fix), whose outcome on
+    `call` differs from the expected one; an exception is recorded as ("raises", type, message).
+    The fix is the mistake's own `fix` when it has one."""
     outputs = []
-    for mistake in suite.parts[name].mistakes:
+    for mistake, extra_fix in mistakes:
         try:
             with np.errstate(all="ignore"):
                 wrong = execute(call, suite.namespace_with(mistake))[0]
-        except Exception:
-            continue
-        if not compare.close(wrong, expected, **student_checks.TOL):
-            outputs.append((mistake.message, wrong))
+        except Exception as exc:
+            wrong = ("raises", type(exc).__name__, str(exc))
+        if student_checks.raised(wrong) or not compare.close(wrong, expected, **student_checks.TOL):
+            outputs.append((mistake.message, getattr(mistake, "fix", "") or extra_fix, wrong))
     return outputs
 
 

@@ -248,13 +248,36 @@ def _describe(exc: BaseException, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 import sys
+import traceback
 import warnings
 
 import numpy as np
 
 
 TOL = dict(rtol=1e-6, atol=1e-8)
-CASES: dict = {}    # name -> [(description, call, names, expected, [(message, output), ...])]
+FIX_AFTER = 3       # the exact fix is shown from this many failures of the same case in a row
+CASES: dict = {}    # name -> [(description, call, names, expected, [(message, fix, outcome), ...])]
+PROPERTIES: dict = {}   # name -> [(description, [call, ...], not_reproducible, ignores_rng)]
+_failures: dict = {}    # (name, description) -> failures in a row
+
+
+class CheckFailed(AssertionError):
+    """A visible check failed. IPython shows the message (and the student's frames) only."""
+    shown_as = "AssertionError"
+
+    def __init__(self, message: str, frames=()):
+        super().__init__(message)
+        self.frames = list(frames)
+
+    def _render_traceback_(self):
+        lines = []
+        if self.frames:
+            lines += ["Traceback (your code only):"] + [line.rstrip("\n") for line in traceback.format_list(self.frames)]
+        return lines + [f"{self.shown_as}: {self}"]
+
+
+class StillAStub(CheckFailed, NotImplementedError):
+    shown_as = "NotImplementedError"
 
 
 def check(obj) -> None:
@@ -263,27 +286,34 @@ def check(obj) -> None:
     if name not in CASES:
         raise ValueError(f"no visible checks for {obj!r}; pass the function or class itself")
     namespace = {**_namespace_of(obj), name: obj}
-    cases = CASES[name]
-    for description, call, names, expected, mistakes in cases:
+    for description, call, names, expected, mistakes in CASES[name]:
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                got, given = execute(call, namespace)
-        except NotImplementedError:
-            raise NotImplementedError(
-                f"{name} is still the stub: replace `raise NotImplementedError()` with your code, "
-                "then run this cell again.") from None
-        except Exception:
-            print(f"✘ {name}: visible check '{description}' raised an error while running "
-                  f"{call.describe()}; the traceback below shows where.")
-            raise
-        problem = mismatch(got, expected, names=names, **TOL)
-        if problem is None:
-            problem = _modified_input(call, given)
+            got, given = _quietly(execute, call, namespace)
+        except NotImplementedError as exc:
+            if not str(exc):
+                raise StillAStub(f"{name} is still the stub: replace `raise NotImplementedError()` "
+                                 "with your code, then run this cell again.") from None
+            _fail(name, description, call, f"raised NotImplementedError: {exc}", exc, mistakes)
+        except Exception as exc:
+            _fail(name, description, call, f"raised {type(exc).__name__}: {exc}", exc, mistakes)
+        else:
+            problem = mismatch(got, expected, names=names, **TOL) or _modified_input(call, given)
+            if problem:
+                _fail(name, description, call, problem, got, mistakes)
+            _failures.pop((name, description), None)
+    for description, calls, not_reproducible, ignores_rng in PROPERTIES.get(name, []):
+        problem = _property(calls, namespace, not_reproducible, ignores_rng)
         if problem:
-            raise AssertionError(_report(name, description, call, problem, got, mistakes))
-    print(f"✔ {name}: {len(cases)} visible check{'s' * (len(cases) > 1)} passed. "
+            raise CheckFailed(f"{name} failed the visible check '{description}'.\n  problem: {problem}")
+    count = len(CASES[name]) + len(PROPERTIES.get(name, []))
+    print(f"✔ {name}: {count} visible check{'s' * (count > 1)} passed. "
           "The hidden tests check more cases and edge cases when you submit.")
+
+
+def _quietly(function, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return function(*args)
 
 
 def _namespace_of(obj) -> dict:
@@ -302,47 +332,123 @@ def _modified_input(call, given) -> str | None:
     return None
 
 
-def _report(name, description, call, problem, got, mistakes) -> str:
+def _fail(name, description, call, problem, outcome, mistakes):
+    """Raise the tiered report of a failed case: the idea first, the exact fix after FIX_AFTER."""
+    key = (name, description)
+    _failures[key] = _failures.get(key, 0) + 1
     lines = [f"{name} failed the visible check '{description}'.",
              f"  call:    {call.describe()}",
              f"  problem: {problem}"]
-    cause = next((message for message, output in mistakes if close(got, output, **TOL)), None)
+    raised = isinstance(outcome, BaseException)
+    frames = _own_frames(outcome) if raised else []
+    if frames:
+        lines.append(f"  where:   line {frames[-1].lineno} of {frames[-1].name}: {(frames[-1].line or '').strip()}")
+    cause = next(((message, fix) for message, fix, expected in mistakes
+                  if _same_outcome(outcome, expected)), None)
+    if cause is None and raised and "NoneType" in str(outcome):
+        cause = ("a value that is None was used as an array: an argument left at its default "
+                 "None must be replaced by what the docstring says None stands for", "")
     if cause:
-        lines.append(f"  likely cause: {cause}")
-    return "\n".join(lines)
+        lines.append(f"  likely cause: {cause[0]}")
+        if cause[1] and _failures[key] >= FIX_AFTER:
+            lines.append(f"  fix (shown after {FIX_AFTER} failures of this check): {cause[1]}")
+        elif cause[1]:
+            lines.append(f"  (the exact fix is shown if this check fails {FIX_AFTER - _failures[key]} more time"
+                         f"{'s' * (FIX_AFTER - _failures[key] > 1)})")
+    raise CheckFailed("\n".join(lines), frames) from None
+
+
+def raised(outcome) -> bool:
+    """A mistake's outcome that is an exception, recorded as ("raises", type name, message)."""
+    return (isinstance(outcome, tuple) and len(outcome) == 3 and isinstance(outcome[0], str)
+            and outcome[0] == "raises")
+
+
+def _same_outcome(outcome, expected) -> bool:
+    """The student's result, or exception, equals a mistake's."""
+    if isinstance(outcome, BaseException):
+        return raised(expected) and expected[1:] == (type(outcome).__name__, str(outcome))
+    if raised(expected):
+        return False
+    return close(outcome, expected, **TOL) or close(_overflowed(outcome), _overflowed(expected), **TOL)
+
+
+def _overflowed(value):
+    """The value with inf and nan made alike: an overflow leaves one or the other."""
+    if isinstance(value, tuple):
+        return tuple(_overflowed(v) for v in value)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return value
+    return np.where(np.isfinite(array), array, np.nan)
+
+
+def _own_frames(exc) -> list:
+    """The frames of the student's code in an exception's traceback (not this helper's)."""
+    try:
+        here = __file__
+    except NameError:   # the helper's code run with exec
+        here = None
+    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != here]
+
+
+def _property(calls, namespace, not_reproducible, ignores_rng) -> str | None:
+    """A randomised function must draw only from the rng it is given: the same seeds give the
+    same results whatever the global `np.random` state, and different seeds different ones."""
+    saved = np.random.get_state()
+    try:
+        runs = []
+        for global_seed in (1, 2):
+            np.random.seed(global_seed)
+            runs.append([_quietly(execute, call, namespace)[0] for call in calls])
+    except Exception as exc:
+        return f"raised {type(exc).__name__}: {exc}"
+    finally:
+        np.random.set_state(saved)
+    same = lambda a, b: all(np.array_equal(x, y) for x, y in zip(_items(a), _items(b)))  # noqa: E731
+    if not all(same(a, b) for a, b in zip(*runs)):
+        return not_reproducible
+    if all(same(runs[0][0], other) for other in runs[0][1:]):
+        return ignores_rng
+    return None
+
+
+def _items(value) -> list:
+    return list(value) if isinstance(value, tuple) else [value]
 
 nan, inf = float('nan'), float('inf')
 CASES.update({
     'softmax': [
         ('two rows of small logits', Call('softmax', (np.array([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]], dtype=np.float64),), {}, None), None, np.array([[0.09003057317038046, 0.24472847105479764, 0.6652409557748218],
-         [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]], dtype=np.float64), [('it normalises over axis 0 (down the columns) instead of the last axis', np.array([[0.6224593312018546, 0.8175744761936437, 0.9241418199787566],
-         [0.37754066879814546, 0.18242552380635632, 0.07585818002124356]], dtype=np.float64)), ("it divides by the sum of the whole array instead of each row's sum", np.array([[0.030053038000403688, 0.0816926270864865, 0.22206358372827745],
-         [0.22206358372827745, 0.22206358372827745, 0.22206358372827745]], dtype=np.float64)), ('it never divides by the sum, so the rows do not sum to 1', np.array([[0.1353352832366127, 0.36787944117144233, 1.0], [1.0, 1.0, 1.0]], dtype=np.float64)), ('it returns log-probabilities (log-softmax) instead of probabilities', np.array([[-2.4076059644443806, -1.4076059644443804, -0.4076059644443804],
+         [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]], dtype=np.float64), [("the row maxima and sums are reduced without keeping their axis, so they broadcast against the columns instead of the rows: non-square input raises a broadcast error and square input is divided by the wrong row's sum", 'np.max(z, axis=-1, keepdims=True) and e.sum(axis=-1, keepdims=True)', ('raises', 'ValueError', 'operands could not be broadcast together with shapes (2,3) (2,) ')), ('it normalises over axis 0 (down the columns) instead of the last axis', '', np.array([[0.6224593312018546, 0.8175744761936437, 0.9241418199787566],
+         [0.37754066879814546, 0.18242552380635632, 0.07585818002124356]], dtype=np.float64)), ("it divides by the sum of the whole array instead of each row's sum", '', np.array([[0.030053038000403688, 0.0816926270864865, 0.22206358372827745],
+         [0.22206358372827745, 0.22206358372827745, 0.22206358372827745]], dtype=np.float64)), ('it never divides by the sum, so the rows do not sum to 1', '', np.array([[0.1353352832366127, 0.36787944117144233, 1.0], [1.0, 1.0, 1.0]], dtype=np.float64)), ('it returns log-probabilities (log-softmax) instead of probabilities', '', np.array([[-2.4076059644443806, -1.4076059644443804, -0.4076059644443804],
          [-1.0986122886681098, -1.0986122886681098, -1.0986122886681098]], dtype=np.float64))]),
         ('logits near 1000 (stability)', Call('softmax', (np.array([[1000.0, 1001.0, 1002.0], [-3.0, 0.0, 3.0]], dtype=np.float64),), {}, None), None, np.array([[0.09003057317038046, 0.24472847105479764, 0.6652409557748218],
-         [0.00235563308079668, 0.047314155221824035, 0.9503302116973793]], dtype=np.float64), [("no maximum is subtracted before np.exp, so large logits overflow to inf and the result is nan; subtract each row's maximum first (softmax is shift-invariant)", np.array([[nan, nan, nan], [0.0023556330807966803, 0.04731415522182404, 0.9503302116973793]], dtype=np.float64)), ("the maximum of the whole array is subtracted instead of each row's maximum, so rows far below it underflow", np.array([[0.09003057317038046, 0.24472847105479764, 0.6652409557748218], [nan, nan, nan]], dtype=np.float64)), ('it normalises over axis 0 (down the columns) instead of the last axis', np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]], dtype=np.float64)), ("it divides by the sum of the whole array instead of each row's sum", np.array([[0.05295883919128945, 0.14395705022996683, 0.39131583371868484],
-         [0.0009699749745942008, 0.01948246816677984, 0.39131583371868484]], dtype=np.float64)), ('it never divides by the sum, so the rows do not sum to 1', np.array([[0.1353352832366127, 0.36787944117144233, 1.0],
-         [0.0024787521766663585, 0.049787068367863944, 1.0]], dtype=np.float64)), ('it returns log-probabilities (log-softmax) instead of probabilities', np.array([[-2.4076059644443806, -1.4076059644443804, -0.4076059644443804],
+         [0.00235563308079668, 0.047314155221824035, 0.9503302116973793]], dtype=np.float64), [("no maximum is subtracted before np.exp, so large logits overflow to inf and the result is nan; subtract each row's maximum first (softmax is shift-invariant)", '', np.array([[nan, nan, nan], [0.0023556330807966803, 0.04731415522182404, 0.9503302116973793]], dtype=np.float64)), ("the row maxima and sums are reduced without keeping their axis, so they broadcast against the columns instead of the rows: non-square input raises a broadcast error and square input is divided by the wrong row's sum", 'np.max(z, axis=-1, keepdims=True) and e.sum(axis=-1, keepdims=True)', ('raises', 'ValueError', 'operands could not be broadcast together with shapes (2,3) (2,) ')), ("the maximum of the whole array is subtracted instead of each row's maximum, so rows far below it underflow", 'np.max(z, axis=-1, keepdims=True)', np.array([[0.09003057317038046, 0.24472847105479764, 0.6652409557748218], [nan, nan, nan]], dtype=np.float64)), ('it normalises over axis 0 (down the columns) instead of the last axis', '', np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]], dtype=np.float64)), ("it divides by the sum of the whole array instead of each row's sum", '', np.array([[0.05295883919128945, 0.14395705022996683, 0.39131583371868484],
+         [0.0009699749745942008, 0.01948246816677984, 0.39131583371868484]], dtype=np.float64)), ('it never divides by the sum, so the rows do not sum to 1', '', np.array([[0.1353352832366127, 0.36787944117144233, 1.0],
+         [0.0024787521766663585, 0.049787068367863944, 1.0]], dtype=np.float64)), ('it returns log-probabilities (log-softmax) instead of probabilities', '', np.array([[-2.4076059644443806, -1.4076059644443804, -0.4076059644443804],
          [-6.050945763522998, -3.0509457635229986, -0.05094576352299849]], dtype=np.float64))]),
         ('a 3-D stack of rows', Call('softmax', (np.array([[[4.27, 0.18, 0.67], [-0.52, 4.57, -0.43]], [[-1.13, -3.34, -0.81], [0.31, 0.7, 3.26]]], dtype=np.float64),), {}, None), None, np.array([[[0.9577966484181771, 0.016032781799497606, 0.026170569782325334],
           [0.006079617343229512, 0.9872682217050407, 0.006652160951729924]],
          [[0.40211861615871264, 0.04411267297277078, 0.5537687108685166],
-          [0.046332902459365805, 0.06843280705732116, 0.8852342904833131]]], dtype=np.float64), [('it normalises over axis 0 (down the columns) instead of the last axis', np.array([[[0.9955037268390589, 0.97125150407346, 0.8145725807070178],
+          [0.046332902459365805, 0.06843280705732116, 0.8852342904833131]]], dtype=np.float64), [("the row maxima and sums are reduced without keeping their axis, so they broadcast against the columns instead of the rows: non-square input raises a broadcast error and square input is divided by the wrong row's sum", 'np.max(z, axis=-1, keepdims=True) and e.sum(axis=-1, keepdims=True)', ('raises', 'ValueError', 'operands could not be broadcast together with shapes (2,2,3) (2,2) ')), ('it normalises over axis 0 (down the columns) instead of the last axis', '', np.array([[[0.9955037268390589, 0.97125150407346, 0.8145725807070178],
           [0.3036450701761659, 0.9795678126859471, 0.02436359431527785]],
          [[0.0044962731609411825, 0.02874849592653997, 0.18542741929298226],
-          [0.6963549298238342, 0.020432187314053014, 0.9756364056847222]]], dtype=np.float64)), ('it normalises over axis 1, which is the last axis only for 2-D input: a vector or a (heads, N, N) stack is normalised along the wrong axis', np.array([[[0.9917560699353984, 0.012248834737596501, 0.7502601055951177],
+          [0.6963549298238342, 0.020432187314053014, 0.9756364056847222]]], dtype=np.float64)), ('it normalises over axis 1, which is the last axis only for 2-D input: a vector or a (heads, N, N) stack is normalised along the wrong axis', 'axis=-1', np.array([[[0.9917560699353984, 0.012248834737596501, 0.7502601055951177],
           [0.00824393006460157, 0.9877511652624036, 0.2497398944048824]],
          [[0.19154534856146752, 0.017293156569905425, 0.016790648086813815],
-          [0.8084546514385326, 0.9827068434300946, 0.9832093519131861]]], dtype=np.float64)), ("it divides by the sum of the whole array instead of each row's sum", np.array([[[0.2003040043260879, 0.0033529355111333306, 0.005473051019287315],
+          [0.8084546514385326, 0.9827068434300946, 0.9832093519131861]]], dtype=np.float64)), ("it divides by the sum of the whole array instead of each row's sum", '', np.array([[[0.2003040043260879, 0.0033529355111333306, 0.005473051019287315],
           [0.001233476042119614, 0.2003040043260879, 0.0013496377648537661]],
          [[0.14545055986339317, 0.01595602074395844, 0.2003040043260879],
-          [0.010483852686720974, 0.01548444906418182, 0.2003040043260879]]], dtype=np.float64)), ('it never divides by the sum, so the rows do not sum to 1', np.array([[[1.0, 0.016739233558580632, 0.02732372244729257],
+          [0.010483852686720974, 0.01548444906418182, 0.2003040043260879]]], dtype=np.float64)), ('it never divides by the sum, so the rows do not sum to 1', '', np.array([[[1.0, 0.016739233558580632, 0.02732372244729257],
           [0.006158019887168897, 1.0, 0.006737946999085467]],
          [[0.726149037073691, 0.07965902028589804, 1.0],
-          [0.05233970594843241, 0.07730474044329978, 1.0]]], dtype=np.float64)), ('it returns log-probabilities (log-softmax) instead of probabilities', np.array([[[-0.04311979032993099, -4.133119790329931, -3.643119790329931],
+          [0.05233970594843241, 0.07730474044329978, 1.0]]], dtype=np.float64)), ('it returns log-probabilities (log-softmax) instead of probabilities', '', np.array([[[-0.04311979032993099, -4.133119790329931, -3.643119790329931],
           [-5.102813521953506, -0.012813521953505958, -5.012813521953506]],
          [[-0.9110081688148285, -3.1210081688148286, -0.5910081688148286],
-          [-3.071902934000943, -2.681902934000943, -0.12190293400094342]]], dtype=np.float64)), ('it normalises each z[i] as a whole (a loop over the first axis), which is right only for 2-D input: a vector becomes all ones and each matrix of a 3-D stack is normalised as one block; softmax normalises along the last axis only', np.array([[[0.4147089814155453, 0.006941910498755888, 0.011331393104597774],
+          [-3.071902934000943, -2.681902934000943, -0.12190293400094342]]], dtype=np.float64)), ('it normalises each z[i] as a whole (a loop over the first axis), which is right only for 2-D input: a vector becomes all ones and each matrix of a 3-D stack is normalised as one block; softmax normalises along the last axis only', 'work on the whole array with axis=-1 and keepdims=True', np.array([[[0.4147089814155453, 0.006941910498755888, 0.011331393104597774],
           [0.0034472507339174704, 0.5597985711446473, 0.0037718931025364083]],
          [[0.010685835075050895, 0.0011722430376628818, 0.014715760166967585],
           [0.045101659402382366, 0.06661428470955527, 0.861710217608381]]], dtype=np.float64))]),
@@ -352,51 +458,51 @@ CASES.update({
          [-0.14301700738122414, -0.4441025656063045, -0.2788183603091446, -0.12850188193593878],
          [-0.35775231644418926, -0.46470774534168247, -0.39176647385534874, -0.16408894321402495]], dtype=np.float64), np.array([[0.07901238524948008, 0.02497837652639601, 0.8960092382241238],
          [0.47699985845760634, 0.27153566971341436, 0.2514644718289793],
-         [0.3870414641990573, 0.46700473229277284, 0.14595380350816978]], dtype=np.float64)), [('the weights equal softmax(QKᵀ) without the 1/√d_k scaling of eq. 8.33', (np.array([[-0.8001517698345111, 0.5894304950011977, -0.7276319578542757, 0.8060735220624997],
+         [0.3870414641990573, 0.46700473229277284, 0.14595380350816978]], dtype=np.float64)), [('the weights equal softmax(QKᵀ) without the 1/√d_k scaling of eq. 8.33', '', (np.array([[-0.8001517698345111, 0.5894304950011977, -0.7276319578542757, 0.8060735220624997],
          [-0.02998715487509926, -0.5276452082986184, -0.2104858326574986, -0.19958711357898729],
          [-0.3650184132049764, -0.5119265057678248, -0.39121153118621305, -0.2095615227267447]], dtype=np.float64), np.array([[0.031053198963383363, 0.006092763949580075, 0.9628540370870364],
          [0.5390401962996711, 0.24298267483500033, 0.2179771288653285],
-         [0.39123735286715583, 0.5102569469488685, 0.09850570018397573]], dtype=np.float64))), ('the scores are divided by d_k instead of √d_k (eq. 8.33)', (np.array([[-0.632661501278961, 0.3394282866427884, -0.6145014932262285, 0.5806434387578394],
+         [0.39123735286715583, 0.5102569469488685, 0.09850570018397573]], dtype=np.float64))), ('the scores are divided by d_k instead of √d_k (eq. 8.33)', '', (np.array([[-0.632661501278961, 0.3394282866427884, -0.6145014932262285, 0.5806434387578394],
          [-0.22223649621587682, -0.38483706889963026, -0.3267777928372724, -0.07800196025868388],
          [-0.3608806612705875, -0.4168967575773206, -0.3979383197711889, -0.11882633614148366]], dtype=np.float64), np.array([[0.14262677869900298, 0.06317642941301782, 0.7941967918879793],
          [0.4334065815695691, 0.2909863255668401, 0.2756070928635908],
-         [0.3782436791471706, 0.4319624407465528, 0.18979388010627657]], dtype=np.float64))), ('the scores are scaled by √d_v (the width of V) instead of √d_k (eq. 8.33)', (np.array([[-0.632661501278961, 0.3394282866427884, -0.6145014932262285, 0.5806434387578394],
+         [0.3782436791471706, 0.4319624407465528, 0.18979388010627657]], dtype=np.float64))), ('the scores are scaled by √d_v (the width of V) instead of √d_k (eq. 8.33)', '', (np.array([[-0.632661501278961, 0.3394282866427884, -0.6145014932262285, 0.5806434387578394],
          [-0.22223649621587682, -0.38483706889963026, -0.3267777928372724, -0.07800196025868388],
          [-0.3608806612705875, -0.4168967575773206, -0.3979383197711889, -0.11882633614148366]], dtype=np.float64), np.array([[0.14262677869900298, 0.06317642941301782, 0.7941967918879793],
          [0.4334065815695691, 0.2909863255668401, 0.2756070928635908],
-         [0.3782436791471706, 0.4319624407465528, 0.18979388010627657]], dtype=np.float64))), ('the scores are scaled by √N (the sequence length) instead of √d_k', (np.array([[-0.6718989472165459, 0.4039289688573931, -0.6415624545645938, 0.6391003157225544],
+         [0.3782436791471706, 0.4319624407465528, 0.18979388010627657]], dtype=np.float64))), ('the scores are scaled by √N (the sequence length) instead of √d_k', '', (np.array([[-0.6718989472165459, 0.4039289688573931, -0.6415624545645938, 0.6391003157225544],
          [-0.19281591293057437, -0.40692078015427624, -0.30895965931570785, -0.09682673956884844],
          [-0.3588103088041166, -0.4362676220017423, -0.39500820785141366, -0.1371049631711414]], dtype=np.float64), np.array([[0.11556538969009099, 0.045130751512115014, 0.8393038587977939],
          [0.44960774230359946, 0.2838207350835925, 0.266571522612808],
-         [0.38215648722508255, 0.44548982566668055, 0.17235368710823676]], dtype=np.float64))), ('the scores are multiplied by √d_k instead of divided by it', (np.array([[-0.8373782239852793, 0.6356440066135377, -0.7518965217782128, 0.8472785629803911],
+         [0.38215648722508255, 0.44548982566668055, 0.17235368710823676]], dtype=np.float64))), ('the scores are multiplied by √d_k instead of divided by it', '', (np.array([[-0.8373782239852793, 0.6356440066135377, -0.7518965217782128, 0.8472785629803911],
          [0.1257113298318546, -0.6409898763527906, -0.11652111104615859, -0.2958557531983937],
          [-0.3921419297563749, -0.5468074043177398, -0.40244137804631847, -0.24477150528077873]], dtype=np.float64), np.array([[0.007710215397819199, 0.0007705566655677801, 0.9915192279366131],
          [0.6242306449619086, 0.20228438561979598, 0.1734849694182955],
-         [0.3848978392119732, 0.560367640122334, 0.05473452066569281]], dtype=np.float64))), ('the softmax runs over the queries (axis 0) instead of the keys: each row of the weights must sum to 1', (np.array([[-0.661189783913156, 0.3228181159713275, -0.6549642116237524, 0.5961271206554327],
+         [0.3848978392119732, 0.560367640122334, 0.05473452066569281]], dtype=np.float64))), ('the softmax runs over the queries (axis 0) instead of the keys: each row of the weights must sum to 1', '', (np.array([[-0.661189783913156, 0.3228181159713275, -0.6549642116237524, 0.5961271206554327],
          [-0.12443647704029498, -0.5574821098842159, -0.24084732958177463, -0.25668524417009114],
          [-0.4243737390465491, -0.5053360060871116, -0.4141884587944731, -0.21944187648534144]], dtype=np.float64), np.array([[0.1843601762012994, 0.07840546627152899, 0.8468784449386086],
          [0.4692762027659989, 0.3593745855683107, 0.1002128851033029],
-         [0.34636362103270163, 0.5622199481601604, 0.052908669958088496]], dtype=np.float64))), ('it computes K Qᵀ instead of Q Kᵀ, so the weights are transposed', (np.array([[-0.6969796526566095, -0.10805161842101901, -0.6068130714755625, 0.15004954263657388],
+         [0.34636362103270163, 0.5622199481601604, 0.052908669958088496]], dtype=np.float64))), ('it computes K Qᵀ instead of Q Kᵀ, so the weights are transposed', '', (np.array([[-0.6969796526566095, -0.10805161842101901, -0.6068130714755625, 0.15004954263657388],
          [-0.8376564845640891, 0.1805977059765479, -0.7092339184533273, 0.41425034560493523],
          [0.5312167509633864, -0.941170701836376, 0.12867199197562784, -0.5513219706972021]], dtype=np.float64), np.array([[0.1843601762012994, 0.4692762027659989, 0.34636362103270163],
          [0.07840546627152899, 0.3593745855683107, 0.5622199481601604],
-         [0.8468784449386086, 0.1002128851033029, 0.052908669958088496]], dtype=np.float64))), ('the output is weightsᵀ V; it is weights V (row i mixes the values for query i)', (np.array([[-0.8270549216446005, 0.034293118466415806, -0.6758976769054049, 0.25846699519824895],
+         [0.8468784449386086, 0.1002128851033029, 0.052908669958088496]], dtype=np.float64))), ('the output is weightsᵀ V; it is weights V (row i mixes the values for query i)', '', (np.array([[-0.8270549216446005, 0.034293118466415806, -0.6758976769054049, 0.25846699519824895],
          [-0.6968838439590411, 0.20226266345811694, -0.5782354028409907, 0.37327777941477086],
          [0.31393876560364165, -0.976555781924533, -0.05586692025360429, -0.5117447746130198]], dtype=np.float64), np.array([[0.07901238524948008, 0.02497837652639601, 0.8960092382241238],
          [0.47699985845760634, 0.27153566971341436, 0.2514644718289793],
-         [0.3870414641990573, 0.46700473229277284, 0.14595380350816978]], dtype=np.float64))), ('it returns (weights, output); the order is (output, weights)', (np.array([[0.07901238524948008, 0.02497837652639601, 0.8960092382241238],
+         [0.3870414641990573, 0.46700473229277284, 0.14595380350816978]], dtype=np.float64))), ('it returns (weights, output); the order is (output, weights)', '', (np.array([[0.07901238524948008, 0.02497837652639601, 0.8960092382241238],
          [0.47699985845760634, 0.27153566971341436, 0.2514644718289793],
          [0.3870414641990573, 0.46700473229277284, 0.14595380350816978]], dtype=np.float64), np.array([[-0.7262921808870788, 0.4871679717041359, -0.6784949255229267, 0.7142601401370545],
          [-0.14301700738122414, -0.4441025656063045, -0.2788183603091446, -0.12850188193593878],
-         [-0.35775231644418926, -0.46470774534168247, -0.39176647385534874, -0.16408894321402495]], dtype=np.float64))), ('the weights are divided by √d_k after the softmax, so each row sums to 1/√d_k; the scaling goes inside: softmax(QKᵀ/√d_k) (eq. 8.33)', (np.array([[-0.5657927424284003, 0.41679030005349027, -0.5145134916068025, 0.5699800535853177],
+         [-0.35775231644418926, -0.46470774534168247, -0.39176647385534874, -0.16408894321402495]], dtype=np.float64))), ('the weights are divided by √d_k after the softmax, so each row sums to 1/√d_k; the scaling goes inside: softmax(QKᵀ/√d_k) (eq. 8.33)', '', (np.array([[-0.5657927424284003, 0.41679030005349027, -0.5145134916068025, 0.5699800535853177],
          [-0.021204120560673948, -0.3731015048485414, -0.1488359596158141, -0.14112940144915156],
          [-0.258106995235192, -0.36198670369756314, -0.2766283265801437, -0.14818237379585994]], dtype=np.float64), np.array([[0.021957927564543442, 0.0043082347049170034, 0.6808406189170869],
          [0.38115897813562516, 0.1718146970866746, 0.1541331059642477],
-         [0.27664658526584, 0.3608061473350893, 0.06965404858561818]], dtype=np.float64))), ("the row maxima and sums lose their axis, so the (N,) vector broadcasts along the last axis and entry (i, j) is divided by row j's sum instead of row i's", (np.array([[-3.198429582475674, 2.3324463640016706, -2.848718159412448, 3.127659648544215],
+         [0.27664658526584, 0.3608061473350893, 0.06965404858561818]], dtype=np.float64))), ("the row maxima and sums lose their axis, so the (N,) vector broadcasts along the last axis and entry (i, j) is divided by row j's sum instead of row i's", 'keepdims=True in the max and the sum', (np.array([[-3.198429582475674, 2.3324463640016706, -2.848718159412448, 3.127659648544215],
          [-0.8170694351342935, 0.12198010623215622, -0.6649600018818377, 0.32536493972183633],
          [-0.9264106108546792, -0.06069446014979448, -0.7102912513029477, 0.14841773723660603]], dtype=np.float64), np.array([[0.01690975301826747, 0.08962833185460532, 3.6547460568967285],
          [0.04304261825752973, 0.41081503812348524, 0.4324736907291239],
-         [0.03176891781542187, 0.6426954456780783, 0.22832999713316798]], dtype=np.float64))), ('it returns only the output; the function returns the pair (output, weights)', np.array([[-0.7262921808870788, 0.4871679717041359, -0.6784949255229267, 0.7142601401370545],
+         [0.03176891781542187, 0.6426954456780783, 0.22832999713316798]], dtype=np.float64))), ('it returns only the output; the function returns the pair (output, weights)', '', np.array([[-0.7262921808870788, 0.4871679717041359, -0.6784949255229267, 0.7142601401370545],
          [-0.14301700738122414, -0.4441025656063045, -0.2788183603091446, -0.12850188193593878],
          [-0.35775231644418926, -0.46470774534168247, -0.39176647385534874, -0.16408894321402495]], dtype=np.float64))]),
         ('N = 4, d_k = 9 (the scale matters)', Call('scaled_dot_product_attention', (np.array([[0.04, 0.48, 0.3, -1.72, 1.35, -1.38, 1.28, 1.43, 0.28],
@@ -409,116 +515,116 @@ CASES.update({
          [-0.4077645409985711, -0.517067414393241], [-0.6039146677102919, 0.2829282419286917]], dtype=np.float64), np.array([[0.1984500807618804, 0.5209414139469407, 0.11776262190202176, 0.16284588338915712],
          [0.3140176705917419, 0.1838614699651853, 0.1295045384875477, 0.3726163209555251],
          [0.23964785276379932, 0.3091120705525826, 0.27227263504407423, 0.1789674416395438],
-         [0.6424203432231685, 0.18887325147974882, 0.07635112983561818, 0.09235527546146445]], dtype=np.float64)), [('the weights equal softmax(QKᵀ) without the 1/√d_k scaling of eq. 8.33', (np.array([[-1.4491720895536258, -0.7076977247378473], [0.30457062169600213, -0.19773556542163787],
+         [0.6424203432231685, 0.18887325147974882, 0.07635112983561818, 0.09235527546146445]], dtype=np.float64)), [('the weights equal softmax(QKᵀ) without the 1/√d_k scaling of eq. 8.33', '', (np.array([[-1.4491720895536258, -0.7076977247378473], [0.30457062169600213, -0.19773556542163787],
          [-0.6720692459763835, -0.6009830014521599], [-0.6668104535428341, 0.8887157321655768]], dtype=np.float64), np.array([[0.05037670141667484, 0.9112604898185749, 0.010526846406381051, 0.027835962358369166],
          [0.3399430740418916, 0.06823640187611818, 0.02384508637994746, 0.5679754377020427],
          [0.19884644129498394, 0.4267220545039884, 0.291614543892128, 0.08281696030889948],
-         [0.9708146077343256, 0.024671174080833348, 0.0016297644918448868, 0.0028844536929962883]], dtype=np.float64))), ('the scores are divided by d_k instead of √d_k (eq. 8.33)', (np.array([[-0.4037784338028717, -0.4761646041140438], [-0.19050759929236324, -0.41638729663202906],
+         [0.9708146077343256, 0.024671174080833348, 0.0016297644918448868, 0.0028844536929962883]], dtype=np.float64))), ('the scores are divided by d_k instead of √d_k (eq. 8.33)', '', (np.array([[-0.4037784338028717, -0.4761646041140438], [-0.19050759929236324, -0.41638729663202906],
          [-0.30134350079529804, -0.49446464825018466], [-0.39247927242133024, -0.2377744931488847]], dtype=np.float64), np.array([[0.24061486546093439, 0.33192119842107043, 0.20219691130701775, 0.22526702481097743],
          [0.2747532153913223, 0.22985555133802585, 0.20451244957392312, 0.29087878369672876],
          [0.247569255263371, 0.2694909493200288, 0.2583292170496744, 0.22461057836692586],
-         [0.3730701271030679, 0.24806997279514267, 0.18342387726358916, 0.1954360228382003]], dtype=np.float64))), ('the scores are scaled by √d_v (the width of V) instead of √d_k (eq. 8.33)', (np.array([[-1.2520243792889496, -0.628595982386252], [0.1572337544158761, -0.20934337552719914],
+         [0.3730701271030679, 0.24806997279514267, 0.18342387726358916, 0.1954360228382003]], dtype=np.float64))), ('the scores are scaled by √d_v (the width of V) instead of √d_k (eq. 8.33)', '', (np.array([[-1.2520243792889496, -0.628595982386252], [0.1572337544158761, -0.20934337552719914],
          [-0.5660616223145347, -0.5625737332159723], [-0.6795555975839758, 0.7753266338085365]], dtype=np.float64), np.array([[0.10272437408222973, 0.7957902811034351, 0.03395387700515682, 0.06753146780917846],
          [0.3434537551925682, 0.11034153343489843, 0.052464058511435416, 0.4937406528610978],
          [0.21905056810097273, 0.3758722578282797, 0.28716408991715353, 0.117913084153594],
-         [0.9076465397000567, 0.06762686906467494, 0.009901188788806116, 0.01482540244646241]], dtype=np.float64))), ('the scores are scaled by √N (the sequence length) instead of √d_k', (np.array([[-1.0101014832132145, -0.5567256553400154], [0.03731225621071537, -0.24906599216432668],
+         [0.9076465397000567, 0.06762686906467494, 0.009901188788806116, 0.01482540244646241]], dtype=np.float64))), ('the scores are scaled by √N (the sequence length) instead of √d_k', '', (np.array([[-1.0101014832132145, -0.5567256553400154], [0.03731225621071537, -0.24906599216432668],
          [-0.4816217812660031, -0.536506110738739], [-0.6668430782253342, 0.5722731229386182]], dtype=np.float64), np.array([[0.1549529105514799, 0.6590314570387085, 0.0708327360813509, 0.11518289632846061],
          [0.3327268580421649, 0.14907088145240746, 0.08812197261830657, 0.4300802878871211],
          [0.2314128395380642, 0.3390010821492026, 0.2802419394543367, 0.14934413885839662],
-         [0.7968792897152358, 0.12703380237844317, 0.03265027281741957, 0.043436635088901575]], dtype=np.float64))), ('the scores are multiplied by √d_k instead of divided by it', (np.array([[-1.5897615926623285, -0.7897077497573259], [0.7958262635830033, -0.4603889569843739],
+         [0.7968792897152358, 0.12703380237844317, 0.03265027281741957, 0.043436635088901575]], dtype=np.float64))), ('the scores are multiplied by √d_k instead of divided by it', '', (np.array([[-1.5897615926623285, -0.7897077497573259], [0.7958262635830033, -0.4603889569843739],
          [-1.1205766374692034, -0.7879475219193371], [-0.6500153770450017, 0.9399715524417052]], dtype=np.float64), np.array([[0.00016891769455644676, 0.9998010436642826, 1.541277444262324e-06,
           2.8497363716883348e-05],
          [0.17628735050608071, 0.0014257747312047954, 6.084140837694372e-05, 0.8222260333543376],
          [0.070875865472117, 0.7004548944661366, 0.2235488533121962, 0.005120386749550184],
-         [0.9999835573466016, 1.641169376471458e-05, 4.73106054540164e-09, 2.622857313413029e-08]], dtype=np.float64))), ('the softmax runs over the queries (axis 0) instead of the keys: each row of the weights must sum to 1', (np.array([[-0.381921561175297, -0.41767923606502816], [0.13716692542635933, -0.8016095197796094],
+         [0.9999835573466016, 1.641169376471458e-05, 4.73106054540164e-09, 2.622857313413029e-08]], dtype=np.float64))), ('the softmax runs over the queries (axis 0) instead of the keys: each row of the weights must sum to 1', '', (np.array([[-0.381921561175297, -0.41767923606502816], [0.13716692542635933, -0.8016095197796094],
          [-0.2122903532427341, -0.7037653403778126], [-0.5229550110083283, -0.016945903777550116]], dtype=np.float64), np.array([[0.07730273943463625, 0.29925203553749385, 0.12649504064043177, 0.11275828816735768],
          [0.28050626522498884, 0.24220540485654618, 0.3190038280838189, 0.5916684840828267],
          [0.12264116419447002, 0.2332831176661115, 0.3842281190803416, 0.16280391235201574],
-         [0.5195498311459048, 0.22525944193984848, 0.17027301219540783, 0.1327693153977998]], dtype=np.float64))), ('it computes K Qᵀ instead of Q Kᵀ, so the weights are transposed', (np.array([[0.09884474486087903, -0.7069059945087159], [-0.29458996861813086, -0.3915090788016405],
+         [0.5195498311459048, 0.22525944193984848, 0.17027301219540783, 0.1327693153977998]], dtype=np.float64))), ('it computes K Qᵀ instead of Q Kᵀ, so the weights are transposed', '', (np.array([[0.09884474486087903, -0.7069059945087159], [-0.29458996861813086, -0.3915090788016405],
          [-0.3428006016705987, -0.7735385736295755], [-0.8422512500561168, -0.6788591946786258]], dtype=np.float64), np.array([[0.07730273943463625, 0.28050626522498884, 0.12264116419447002, 0.5195498311459048],
          [0.29925203553749385, 0.24220540485654618, 0.2332831176661115, 0.22525944193984848],
          [0.12649504064043177, 0.3190038280838189, 0.3842281190803416, 0.17027301219540783],
-         [0.11275828816735768, 0.5916684840828267, 0.16280391235201574, 0.1327693153977998]], dtype=np.float64))), ('the output is weightsᵀ V; it is weights V (row i mixes the values for query i)', (np.array([[0.12075311015619515, -0.8685019888767697], [-0.37493553658474743, -0.21022835712191612],
+         [0.11275828816735768, 0.5916684840828267, 0.16280391235201574, 0.1327693153977998]], dtype=np.float64))), ('the output is weightsᵀ V; it is weights V (row i mixes the values for query i)', '', (np.array([[0.12075311015619515, -0.8685019888767697], [-0.37493553658474743, -0.21022835712191612],
          [-0.1568672710573677, -0.4117611841009508], [-0.56895030251408, -0.44950846990036336]], dtype=np.float64), np.array([[0.1984500807618804, 0.5209414139469407, 0.11776262190202177, 0.16284588338915715],
          [0.31401767059174185, 0.18386146996518526, 0.1295045384875477, 0.3726163209555251],
          [0.23964785276379932, 0.3091120705525826, 0.27227263504407423, 0.1789674416395438],
-         [0.6424203432231684, 0.18887325147974882, 0.07635112983561819, 0.09235527546146444]], dtype=np.float64))), ('it returns (weights, output); the order is (output, weights)', (np.array([[0.1984500807618804, 0.5209414139469407, 0.11776262190202177, 0.16284588338915715],
+         [0.6424203432231684, 0.18887325147974882, 0.07635112983561819, 0.09235527546146444]], dtype=np.float64))), ('it returns (weights, output); the order is (output, weights)', '', (np.array([[0.1984500807618804, 0.5209414139469407, 0.11776262190202177, 0.16284588338915715],
          [0.31401767059174185, 0.18386146996518526, 0.1295045384875477, 0.3726163209555251],
          [0.23964785276379932, 0.3091120705525826, 0.27227263504407423, 0.1789674416395438],
          [0.6424203432231684, 0.18887325147974882, 0.07635112983561819, 0.09235527546146444]], dtype=np.float64), np.array([[-0.7588660768235903, -0.505387799607364], [-0.06342142609551174, -0.3055033910308966],
-         [-0.4077645409985711, -0.517067414393241], [-0.6039146677102919, 0.2829282419286916]], dtype=np.float64))), ('the weights are divided by √d_k after the softmax, so each row sums to 1/√d_k; the scaling goes inside: softmax(QKᵀ/√d_k) (eq. 8.33)', (np.array([[-0.4830573631845419, -0.2358992415792824], [0.10152354056533405, -0.06591185514054597],
+         [-0.4077645409985711, -0.517067414393241], [-0.6039146677102919, 0.2829282419286916]], dtype=np.float64))), ('the weights are divided by √d_k after the softmax, so each row sums to 1/√d_k; the scaling goes inside: softmax(QKᵀ/√d_k) (eq. 8.33)', '', (np.array([[-0.4830573631845419, -0.2358992415792824], [0.10152354056533405, -0.06591185514054597],
          [-0.2240230819921279, -0.20032766715071995], [-0.2222701511809447, 0.2962385773885256]], dtype=np.float64), np.array([[0.01679223380555828, 0.3037534966061916, 0.003508948802127017, 0.009278654119456388],
          [0.11331435801396388, 0.022745467292039395, 0.007948362126649153, 0.18932514590068092],
          [0.06628214709832798, 0.14224068483466282, 0.09720484796404266, 0.027605653436299827],
-         [0.3236048692447752, 0.008223724693611116, 0.0005432548306149623, 0.0009614845643320961]], dtype=np.float64))), ("the row maxima and sums lose their axis, so the (N,) vector broadcasts along the last axis and entry (i, j) is divided by row j's sum instead of row i's", (np.array([[-0.41650416435396265, -0.09961944316951803], [-0.6306767990694286, 0.2141171995314176],
+         [0.3236048692447752, 0.008223724693611116, 0.0005432548306149623, 0.0009614845643320961]], dtype=np.float64))), ("the row maxima and sums lose their axis, so the (N,) vector broadcasts along the last axis and entry (i, j) is divided by row j's sum instead of row i's", 'keepdims=True in the max and the sum', (np.array([[-0.41650416435396265, -0.09961944316951803], [-0.6306767990694286, 0.2141171995314176],
          [-0.3958383104707196, -0.29655454085038474], [-1.3388159099017543, 1.330453057584994]], dtype=np.float64), np.array([[0.27158494351239015, 0.18771752533678024, 0.13571324907002563, 0.03436029446312406],
          [0.9854926067712726, 0.15193279852282665, 0.3422509353397775, 0.18029631052452819],
          [0.4308708060496645, 0.14633594545974163, 0.41222838587547556, 0.049610458433540686],
-         [1.825315798322282, 0.14130278152909836, 0.18268149958278093, 0.0404581591906114]], dtype=np.float64))), ('it returns only the output; the function returns the pair (output, weights)', np.array([[-0.7588660768235903, -0.505387799607364], [-0.06342142609551174, -0.3055033910308966],
+         [1.825315798322282, 0.14130278152909836, 0.18268149958278093, 0.0404581591906114]], dtype=np.float64))), ('it returns only the output; the function returns the pair (output, weights)', '', np.array([[-0.7588660768235903, -0.505387799607364], [-0.06342142609551174, -0.3055033910308966],
          [-0.4077645409985711, -0.517067414393241], [-0.6039146677102919, 0.2829282419286916]], dtype=np.float64))]),
     ],
     'causal_attention': [
         ('N = 4, d_k = 3, d_v = 2', Call('causal_attention', (np.array([[2.22, 2.78, -0.5], [0.24, -1.63, 0.81], [2.11, -0.87, -0.08], [2.05, 1.52, -2.29]], dtype=np.float64), np.array([[2.32, -0.25, -0.38], [0.13, -0.16, 0.82], [0.23, -1.05, 0.21], [-0.12, -3.53, 2.25]], dtype=np.float64), np.array([[1.11, -0.28], [-0.51, -0.97], [-1.57, -0.62], [-1.11, 0.69]], dtype=np.float64)), {}, None), ('output', 'weights'), (np.array([[1.11, -0.28], [0.23009641300697786, -0.6547737500155465],
          [0.7639583799482568, -0.3497373996076818], [1.034331436004811, -0.2972374585029776]], dtype=np.float64), np.array([[1.0, 0.0, 0.0, 0.0], [0.45684963765862824, 0.5431503623413717, 0.0, 0.0],
          [0.8497872684825531, 0.05332877397642829, 0.09688395754101843, 0.0],
-         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64)), [('the mask also covers the diagonal: position i must attend to itself, and row 0 is left with nothing to attend to', (np.array([[nan, nan], [1.11, -0.28], [1.0143394095773273, -0.32074432555039767],
+         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64)), [('the mask also covers the diagonal: position i must attend to itself, and row 0 is left with nothing to attend to', 'np.triu(np.full((N, N), -np.inf), k=1)', (np.array([[nan, nan], [1.11, -0.28], [1.0143394095773273, -0.32074432555039767],
          [1.0345317101838178, -0.2973296635456154]], dtype=np.float64), np.array([[nan, nan, nan, nan], [1.0, 0.0, 0.0, 0.0],
          [0.9409502528255106, 0.05904974717448937, 0.0, 0.0],
-         [0.9655088225554406, 0.01600760918418598, 0.018483568260373534, 0.0]], dtype=np.float64))), ('the mask multiplies 0/1 entries by -inf, but 0 · (-inf) is nan, so every score becomes nan; the mask must hold 0 on and below the diagonal and -inf only above it', (np.array([[nan, nan], [nan, nan], [nan, nan], [nan, nan]], dtype=np.float64), np.array([[nan, nan, nan, nan], [nan, nan, nan, nan], [nan, nan, nan, nan], [nan, nan, nan, nan]], dtype=np.float64))), ('the mask starts one place too late: position i still sees position i+1; every j > i must be masked', (np.array([[1.0338201800769322, -0.312446960337603], [-0.6500552337705907, -0.6377712310839696],
+         [0.9655088225554406, 0.01600760918418598, 0.018483568260373534, 0.0]], dtype=np.float64))), ('the mask multiplies 0/1 entries by -inf, but 0 · (-inf) is nan, so every score becomes nan; the mask must hold 0 on and below the diagonal and -inf only above it', 'np.where(np.triu(np.ones((N, N), dtype=bool), k=1), -np.inf, 0.0)', (np.array([[nan, nan], [nan, nan], [nan, nan], [nan, nan]], dtype=np.float64), np.array([[nan, nan, nan, nan], [nan, nan, nan, nan], [nan, nan, nan, nan], [nan, nan, nan, nan]], dtype=np.float64))), ('the mask starts one place too late: position i still sees position i+1; every j > i must be masked', 'np.triu(..., k=1)', (np.array([[1.0338201800769322, -0.312446960337603], [-0.6500552337705907, -0.6377712310839696],
          [0.45155629279645443, -0.17640583728333808], [1.034331436004811, -0.2972374585029776]], dtype=np.float64), np.array([[0.9529754198005753, 0.0470245801994246, 0.0, 0.0],
          [0.2334744017492956, 0.2775786505106575, 0.4889469477400468, 0.0],
          [0.7081217335647986, 0.04443849099375982, 0.08073271807316187, 0.16670705736827962],
-         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('the mask is applied after the softmax (future weights zeroed), so the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)', (np.array([[1.0417804198426877, -0.26279145725761494], [0.008725275063702081, -0.024829074902632624],
+         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('the mask is applied after the softmax (future weights zeroed), so the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)', '', (np.array([[1.0417804198426877, -0.26279145725761494], [0.008725275063702081, -0.024829074902632624],
          [0.6366011264752447, -0.29143370686745107], [1.034331436004811, -0.2972374585029776]], dtype=np.float64), np.array([[0.938540918777196, 0.0, 0.0, 0.0], [0.017323776147711075, 0.020596306784818066, 0.0, 0.0],
          [0.7081217335647986, 0.04443849099375984, 0.0807327180731619, 0.0],
-         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('the scores are multiplied by a 0/1 mask instead of adding -inf: a masked score becomes 0, and e^0 still gets weight', (np.array([[0.7398530957314498, -0.28340625985523205], [-0.374054186996412, -0.3893586955728812],
+         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('the scores are multiplied by a 0/1 mask instead of adding -inf: a masked score becomes 0, and e^0 still gets weight', '', (np.array([[0.7398530957314498, -0.28340625985523205], [-0.374054186996412, -0.3893586955728812],
          [0.6856253597936209, -0.3062755108323046], [1.034331436004811, -0.2972374585029776]], dtype=np.float64), np.array([[0.829687007238397, 0.05677099758720096, 0.05677099758720096, 0.05677099758720096],
          [0.2810604438127566, 0.3341538863401621, 0.19239283492354073, 0.19239283492354073],
          [0.814265453301666, 0.05109958683363117, 0.09283412747012271, 0.04180083239458008],
-         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('the mask hides the past instead of the future (the lower triangle): M[i, j] = -inf for j > i, the upper triangle', (np.array([[0.9944265174684779, -0.3169749457722692], [-1.1144072803217417, 0.6068429830868632],
+         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('the mask hides the past instead of the future (the lower triangle): M[i, j] = -inf for j > i, the upper triangle', 'np.triu(np.full((N, N), -np.inf), k=1)', (np.array([[0.9944265174684779, -0.3169749457722692], [-1.1144072803217417, 0.6068429830868632],
          [-1.2600852086023786, 0.2625834276758348], [-1.11, 0.69]], dtype=np.float64), np.array([[0.938540918777196, 0.04631230962359524, 0.015047191284901422, 9.958031430720051e-05],
          [0.0, 0.02095940278688782, 0.03691939563885718, 0.9421212015742549],
-         [0.0, 0.0, 0.32627219261386653, 0.6737278073861335], [0.0, 0.0, 0.0, 1.0]], dtype=np.float64))), ('no mask is applied: this is full attention', (np.array([[0.9944265174684779, -0.31697494577226926], [-1.0758721465361092, 0.5914795137696982],
+         [0.0, 0.0, 0.32627219261386653, 0.6737278073861335], [0.0, 0.0, 0.0, 1.0]], dtype=np.float64))), ('no mask is applied: this is full attention', '', (np.array([[0.9944265174684779, -0.31697494577226926], [-1.0758721465361092, 0.5914795137696982],
          [0.4515562927964542, -0.17640583728333808], [1.034331436004811, -0.2972374585029776]], dtype=np.float64), np.array([[0.938540918777196, 0.04631230962359528, 0.015047191284901422, 9.958031430720051e-05],
          [0.017323776147711075, 0.020596306784818066, 0.036279812293300844, 0.9258001047741701],
          [0.7081217335647986, 0.04443849099375984, 0.0807327180731619, 0.1667070573682797],
-         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('the weights equal softmax(QKᵀ) without the 1/√d_k scaling of eq. 8.33', (np.array([[1.11, -0.28], [0.17952193215704412, -0.6763147325997775],
+         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('the weights equal softmax(QKᵀ) without the 1/√d_k scaling of eq. 8.33', '', (np.array([[1.11, -0.28], [0.17952193215704412, -0.6763147325997775],
          [1.0365863867068164, -0.2931975313052841], [1.1058370524903625, -0.28092671058200674]], dtype=np.float64), np.array([[1.0, 0.0, 0.0, 0.0], [0.425630822319163, 0.574369177680837, 0.0, 0.0],
          [0.9694361153448744, 0.008016601492974859, 0.022547283162150978, 0.0],
-         [0.998121135922229, 0.000822978376724724, 0.001055774528306499, 1.111727397454826e-07]], dtype=np.float64))), ('the scores are divided by d_k instead of √d_k (eq. 8.33)', (np.array([[1.11, -0.28], [0.25957411530350827, -0.6422184323707278],
+         [0.998121135922229, 0.000822978376724724, 0.001055774528306499, 1.111727397454826e-07]], dtype=np.float64))), ('the scores are divided by d_k instead of √d_k (eq. 8.33)', '', (np.array([[1.11, -0.28], [0.25957411530350827, -0.6422184323707278],
          [0.37556575816175486, -0.4390299597595739], [0.7470976414942426, -0.35886676172012094]], dtype=np.float64), np.array([[1.0, 0.0, 0.0, 0.0], [0.47504575018735073, 0.5249542498126492, 0.0, 0.0],
          [0.6721936675997119, 0.13593087640993112, 0.19187545599035702, 0.0],
-         [0.8330057954173901, 0.07811175826059634, 0.08487452019287224, 0.004007926129141346]], dtype=np.float64))), ('the scores are scaled by √d_v (the width of V) instead of √d_k (eq. 8.33)', (np.array([[1.11, -0.28], [0.2144922134971002, -0.6614199831401241],
+         [0.8330057954173901, 0.07811175826059634, 0.08487452019287224, 0.004007926129141346]], dtype=np.float64))), ('the scores are scaled by √d_v (the width of V) instead of √d_k (eq. 8.33)', '', (np.array([[1.11, -0.28], [0.2144922134971002, -0.6614199831401241],
          [0.8906187944518086, -0.32261843300658666], [1.078648749078149, -0.28711352046379646]], dtype=np.float64), np.array([[1.0, 0.0, 0.0, 0.0], [0.44721741573895074, 0.5527825842610493, 0.0, 0.0],
          [0.9060698082803074, 0.030520479491117566, 0.06340971222857503, 0.0],
-         [0.9857272209269701, 0.006504059646549515, 0.007756776451422396, 1.1942975058125544e-05]], dtype=np.float64))), ('the scores are scaled by √N (the sequence length) instead of √d_k', (np.array([[1.11, -0.28], [0.23942406044080508, -0.6508008631455829],
+         [0.9857272209269701, 0.006504059646549515, 0.007756776451422396, 1.1942975058125544e-05]], dtype=np.float64))), ('the scores are scaled by √N (the sequence length) instead of √d_k', '', (np.array([[1.11, -0.28], [0.23942406044080508, -0.6508008631455829],
          [0.6628277288191178, -0.3721618326175806], [0.9833756143246424, -0.3087754915374519]], dtype=np.float64), np.array([[1.0, 0.0, 0.0, 0.0], [0.4626074447165463, 0.5373925552834536, 0.0, 0.0],
          [0.8042191639803262, 0.07313242391683321, 0.12264841210284044, 0.0],
-         [0.9419995971920683, 0.027049130131282392, 0.03063689026199753, 0.00031438241465172044]], dtype=np.float64))), ('the scores are multiplied by √d_k instead of divided by it', (np.array([[1.11, -0.28], [0.09436324363712524, -0.7125860258582615],
+         [0.9419995971920683, 0.027049130131282392, 0.03063689026199753, 0.00031438241465172044]], dtype=np.float64))), ('the scores are multiplied by √d_k instead of divided by it', '', (np.array([[1.11, -0.28], [0.09436324363712524, -0.7125860258582615],
          [1.1056356219166386, -0.28067321993715094], [1.1099738145808236, -0.28000552992948285]], dtype=np.float64), np.array([[1.0, 0.0, 0.0, 0.0], [0.37306373064020076, 0.6269362693597993, 0.0, 0.0],
          [0.9982739175427014, 0.00024671971905540285, 0.0014793627382432438, 0.0],
-         [0.9999884268150292, 4.5572793669093215e-06, 7.015904698836057e-06, 9.051600485031897e-13]], dtype=np.float64))), ('the softmax runs over the queries (axis 0) instead of the keys: each row of the weights must sum to 1', (np.array([[0.2885003811786325, -0.07277487092794334], [-0.23941404722196635, -0.5174799431133803],
+         [0.9999884268150292, 4.5572793669093215e-06, 7.015904698836057e-06, 9.051600485031897e-13]], dtype=np.float64))), ('the softmax runs over the queries (axis 0) instead of the keys: each row of the weights must sum to 1', '', (np.array([[0.2885003811786325, -0.07277487092794334], [-0.23941404722196635, -0.5174799431133803],
          [-1.136795255522841, -0.9823250669514487], [-0.992291078433825, 0.3925798809927723]], dtype=np.float64), np.array([[0.25991025331408335, 0.0, 0.0, 0.0], [0.02598043885405213, 0.5259849693136553, 0.0, 0.0],
          [0.34643098484046797, 0.3702100207064997, 0.8487430179206661, 0.0],
-         [0.3676783229913966, 0.10380500997984492, 0.1512569820793339, 1.0]], dtype=np.float64))), ('it computes K Qᵀ instead of Q Kᵀ, so the weights are transposed', (np.array([[1.11, -0.28], [-0.03470213617013611, -0.7675583172576506],
+         [0.3676783229913966, 0.10380500997984492, 0.1512569820793339, 1.0]], dtype=np.float64))), ('it computes K Qᵀ instead of Q Kᵀ, so the weights are transposed', '', (np.array([[1.11, -0.28], [-0.03470213617013611, -0.7675583172576506],
          [-0.8680593427209358, -0.7997274963009768], [-0.5687924919586529, -0.9505290369811285]], dtype=np.float64), np.array([[1.0, 0.0, 0.0, 0.0], [0.2933937431048543, 0.7066062568951458, 0.0, 0.0],
          [0.04248928216931374, 0.5547824349672673, 0.4027282828634189, 0.0],
-         [1.875919269962491e-05, 0.9444774565755628, 0.05547958980822558, 2.4194423511869392e-05]], dtype=np.float64))), ('the output is weightsᵀ V; it is weights V (row i mixes the values for query i)', (np.array([[-1.5287740341332952, -0.5838733828144014], [-0.37849964676648595, -0.5488754724966225],
+         [1.875919269962491e-05, 0.9444774565755628, 0.05547958980822558, 2.4194423511869392e-05]], dtype=np.float64))), ('the output is weightsᵀ V; it is weights V (row i mixes the values for query i)', '', (np.array([[-1.5287740341332952, -0.5838733828144014], [-0.37849964676648595, -0.5488754724966225],
          [-0.1726226580829244, -0.04731558261864527],
          [-0.00010366101729417305, 6.44379296693508e-05]], dtype=np.float64), np.array([[1.0, 0.0, 0.0, 0.0], [0.45684963765862824, 0.5431503623413717, 0.0, 0.0],
          [0.8497872684825531, 0.05332877397642827, 0.09688395754101839, 0.0],
-         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('it returns (weights, output); the order is (output, weights)', (np.array([[1.0, 0.0, 0.0, 0.0], [0.45684963765862824, 0.5431503623413717, 0.0, 0.0],
+         [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64))), ('it returns (weights, output); the order is (output, weights)', '', (np.array([[1.0, 0.0, 0.0, 0.0], [0.45684963765862824, 0.5431503623413717, 0.0, 0.0],
          [0.8497872684825531, 0.05332877397642827, 0.09688395754101839, 0.0],
          [0.9654186553241318, 0.016006114260715278, 0.018481842111284254, 9.338830386862436e-05]], dtype=np.float64), np.array([[1.11, -0.28], [0.23009641300697786, -0.6547737500155465],
-         [0.7639583799482569, -0.3497373996076817], [1.034331436004811, -0.2972374585029776]], dtype=np.float64))), ('the weights are divided by √d_k after the softmax, so each row sums to 1/√d_k; the scaling goes inside: softmax(QKᵀ/√d_k) (eq. 8.33)', (np.array([[0.6408587988004847, -0.16165807537309526], [0.10364703585631119, -0.3904704929233913],
+         [0.7639583799482569, -0.3497373996076817], [1.034331436004811, -0.2972374585029776]], dtype=np.float64))), ('the weights are divided by √d_k after the softmax, so each row sums to 1/√d_k; the scaling goes inside: softmax(QKᵀ/√d_k) (eq. 8.33)', '', (np.array([[0.6408587988004847, -0.16165807537309526], [0.10364703585631119, -0.3904704929233913],
          [0.5984734294034821, -0.1692776736248395], [0.638455319935173, -0.1621931119770777]], dtype=np.float64), np.array([[0.5773502691896258, 0.0, 0.0, 0.0], [0.24573806984137053, 0.3316121993482552, 0.0, 0.0],
          [0.5597042021565084, 0.004628387029954991, 0.013017680003162585, 0.0],
-         [0.576265506508554, 0.0004751467873392607, 0.0006095517081213074, 6.418561121860259e-08]], dtype=np.float64))), ("the row maxima and sums lose their axis, so the (N,) vector broadcasts along the last axis and entry (i, j) is divided by row j's sum instead of row i's", (np.array([[1.11, -0.28], [-0.35269874372278387, -0.9098394306174292],
+         [0.576265506508554, 0.0004751467873392607, 0.0006095517081213074, 6.418561121860259e-08]], dtype=np.float64))), ("the row maxima and sums lose their axis, so the (N,) vector broadcasts along the last axis and entry (i, j) is divided by row j's sum instead of row i's", 'keepdims=True in the max and the sum', (np.array([[1.11, -0.28], [-0.35269874372278387, -0.9098394306174292],
          [1.0699409467188183, -1.02675743405239], [1.4638444006038966, -0.5759506480483418]], dtype=np.float64), np.array([[1.0, 0.0, 0.0, 0.0], [0.09995926871979384, 0.9091245725524608, 0.0, 0.0],
          [1.3328869501036207, 0.6398795525822956, 0.05300955164282178, 0.0],
-         [1.4146356994507765, 0.17941897740894328, 0.009446987643580575, 5.925829502969011e-05]], dtype=np.float64))), ('it returns only the output; the function returns the pair (output, weights)', np.array([[1.11, -0.28], [0.23009641300697786, -0.6547737500155465],
+         [1.4146356994507765, 0.17941897740894328, 0.009446987643580575, 5.925829502969011e-05]], dtype=np.float64))), ('it returns only the output; the function returns the pair (output, weights)', '', np.array([[1.11, -0.28], [0.23009641300697786, -0.6547737500155465],
          [0.7639583799482569, -0.3497373996076817], [1.034331436004811, -0.2972374585029776]], dtype=np.float64))]),
-        ('a single token', Call('causal_attention', (np.array([[-0.4, -0.73, -0.45]], dtype=np.float64), np.array([[0.09, -2.14, 0.44]], dtype=np.float64), np.array([[0.47, 0.31]], dtype=np.float64)), {}, None), ('output', 'weights'), (np.array([[0.47, 0.31]], dtype=np.float64), np.array([[1.0]], dtype=np.float64)), [('the mask also covers the diagonal: position i must attend to itself, and row 0 is left with nothing to attend to', (np.array([[nan, nan]], dtype=np.float64), np.array([[nan]], dtype=np.float64))), ('the mask multiplies 0/1 entries by -inf, but 0 · (-inf) is nan, so every score becomes nan; the mask must hold 0 on and below the diagonal and -inf only above it', (np.array([[nan, nan]], dtype=np.float64), np.array([[nan]], dtype=np.float64))), ('it returns (weights, output); the order is (output, weights)', (np.array([[1.0]], dtype=np.float64), np.array([[0.47, 0.31]], dtype=np.float64))), ('the weights are divided by √d_k after the softmax, so each row sums to 1/√d_k; the scaling goes inside: softmax(QKᵀ/√d_k) (eq. 8.33)', (np.array([[0.2713546265191241, 0.178978583448784]], dtype=np.float64), np.array([[0.5773502691896258]], dtype=np.float64))), ('it returns only the output; the function returns the pair (output, weights)', np.array([[0.47, 0.31]], dtype=np.float64))]),
+        ('a single token', Call('causal_attention', (np.array([[-0.4, -0.73, -0.45]], dtype=np.float64), np.array([[0.09, -2.14, 0.44]], dtype=np.float64), np.array([[0.47, 0.31]], dtype=np.float64)), {}, None), ('output', 'weights'), (np.array([[0.47, 0.31]], dtype=np.float64), np.array([[1.0]], dtype=np.float64)), [('the mask also covers the diagonal: position i must attend to itself, and row 0 is left with nothing to attend to', 'np.triu(np.full((N, N), -np.inf), k=1)', (np.array([[nan, nan]], dtype=np.float64), np.array([[nan]], dtype=np.float64))), ('the mask multiplies 0/1 entries by -inf, but 0 · (-inf) is nan, so every score becomes nan; the mask must hold 0 on and below the diagonal and -inf only above it', 'np.where(np.triu(np.ones((N, N), dtype=bool), k=1), -np.inf, 0.0)', (np.array([[nan, nan]], dtype=np.float64), np.array([[nan]], dtype=np.float64))), ('it returns (weights, output); the order is (output, weights)', '', (np.array([[1.0]], dtype=np.float64), np.array([[0.47, 0.31]], dtype=np.float64))), ('the weights are divided by √d_k after the softmax, so each row sums to 1/√d_k; the scaling goes inside: softmax(QKᵀ/√d_k) (eq. 8.33)', '', (np.array([[0.2713546265191241, 0.178978583448784]], dtype=np.float64), np.array([[0.5773502691896258]], dtype=np.float64))), ('it returns only the output; the function returns the pair (output, weights)', '', np.array([[0.47, 0.31]], dtype=np.float64))]),
     ],
     'MultiHeadAttention': [
         ('N = 3, d = 4, one head', Call('forward', (np.array([[-1.69, 0.3, 0.71, 1.21], [-1.38, -0.35, -2.17, -2.05], [0.35, 0.84, -0.12, 0.43]], dtype=np.float64),), {'causal': False}, New('MultiHeadAttention', (4, 1), (('W_Q', np.array([[-0.45, -0.11, 0.15, -0.22], [-0.27, -0.33, 0.43, 0.08], [0.26, 0.55, 0.37, -0.16],
@@ -527,17 +633,17 @@ CASES.update({
          [0.31, -0.16, 0.12, 0.11]], dtype=np.float64)), ('W_O', np.array([[0.55, -0.3, 0.1, -0.69], [-0.46, 0.27, -0.2, -0.61], [0.37, -0.62, -0.32, 1.08],
          [0.35, -0.34, 0.94, 0.96]], dtype=np.float64))))), None, np.array([[-0.7281470890984532, 0.3643381410107131, 1.1419303090114492, 1.9197022190312159],
          [0.16982520124881864, 0.030467320185171808, 0.7532922781237678, 0.42125166496820776],
-         [0.1141663352645906, -0.021670447331887124, 1.0789437777619706, 1.287423269189359]], dtype=np.float64), [('the projections use transposed weights (X @ W.T, the torch.nn.Linear convention); eqs. 8.35-8.37 multiply by W_Q, W_K, W_V and W_O themselves', np.array([[-0.05968406698376037, 0.5798551965750567, -0.44583718658746935, -1.3840973760084287],
+         [0.1141663352645906, -0.021670447331887124, 1.0789437777619706, 1.287423269189359]], dtype=np.float64), [('the projections use transposed weights (X @ W.T, the torch.nn.Linear convention); eqs. 8.35-8.37 multiply by W_Q, W_K, W_V and W_O themselves', '', np.array([[-0.05968406698376037, 0.5798551965750567, -0.44583718658746935, -1.3840973760084287],
          [0.21636599123437805, 0.022290149271568253, 0.151831790650379, -0.5937183279046007],
-         [0.03414184657687836, 0.6875622795214744, -1.0639106770069138, -1.202252480702339]], dtype=np.float64)), ('the output projection W_O of eq. 8.37 is missing', np.array([[-1.7319241120953772, 0.20549280188628835, -0.3803302707111584, 1.3133144616709298],
+         [0.03414184657687836, 0.6875622795214744, -1.0639106770069138, -1.202252480702339]], dtype=np.float64)), ('the output projection W_O of eq. 8.37 is missing', '', np.array([[-1.7319241120953772, 0.20549280188628835, -0.3803302707111584, 1.3133144616709298],
          [-0.16591018167263005, -0.5773535751225912, -0.5073528408604797, 0.5234677363735735],
-         [-0.671122413789749, -0.7236413931113613, -0.4547207579053345, 0.9104437212648576]], dtype=np.float64)), ('the causal mask is applied even when causal=False', np.array([[1.4088960000000001, -0.749851, 1.540444, 1.747227],
+         [-0.671122413789749, -0.7236413931113613, -0.4547207579053345, 0.9104437212648576]], dtype=np.float64)), ('the causal mask is applied even when causal=False', '', np.array([[1.4088960000000001, -0.749851, 1.540444, 1.747227],
          [0.9356677706157696, -0.5129154643078645, 1.4927377178628745, 1.8893784471031623],
-         [0.1141663352645906, -0.021670447331887124, 1.0789437777619706, 1.287423269189359]], dtype=np.float64)), ('the scores are not scaled by 1/√d_k (eq. 8.33)', np.array([[-0.896116918557502, 0.4157698163717862, 1.260257003659039, 2.317003158401677],
+         [0.1141663352645906, -0.021670447331887124, 1.0789437777619706, 1.287423269189359]], dtype=np.float64)), ('the scores are not scaled by 1/√d_k (eq. 8.33)', '', np.array([[-0.896116918557502, 0.4157698163717862, 1.260257003659039, 2.317003158401677],
          [0.020093657890965674, 0.1510673828584193, 0.5492550415569365, -0.01827461560868175],
-         [0.17316531728433734, -0.05757901051875024, 1.1112624662116846, 1.3373235577792064]], dtype=np.float64)), ("the softmax runs over the queries instead of the keys: each query's weights must sum to 1", np.array([[-0.6730889276241309, 0.3749758205324706, 1.3992887521896917, 2.0709810604688577],
+         [0.17316531728433734, -0.05757901051875024, 1.1112624662116846, 1.3373235577792064]], dtype=np.float64)), ("the softmax runs over the queries instead of the keys: each query's weights must sum to 1", 'softmax over the last axis of the (A, N, N) scores', np.array([[-0.6730889276241309, 0.3749758205324706, 1.3992887521896917, 2.0709810604688577],
          [0.22378764004914775, -0.05972139283962992, 0.4711095159686897, 0.3076258047820927],
-         [0.6223402875749834, -0.2759144276928409, 1.268583731841618, 1.327459134749049]], dtype=np.float64)), ('the keys are computed with W_Q instead of W_K', np.array([[1.0056084835263748, -0.5029135318298291, 1.3133830146940184, 1.390371935216372],
+         [0.6223402875749834, -0.2759144276928409, 1.268583731841618, 1.327459134749049]], dtype=np.float64)), ('the keys are computed with W_Q instead of W_K', '', np.array([[1.0056084835263748, -0.5029135318298291, 1.3133830146940184, 1.390371935216372],
          [-0.8452451881296085, 0.3934077368900051, 1.25251525505959, 2.268719215174345],
          [0.12004242095959969, 0.008386161142874249, 0.9429045405821131, 0.9352953793465656]], dtype=np.float64))]),
         ('N = 5, d = 6, 3 heads, causal', Call('forward', (np.array([[1.86, -0.25, -0.91, 0.07, 0.9, -1.04], [0.8, 0.74, -1.69, -1.44, 0.98, 1.65],
@@ -559,7 +665,7 @@ CASES.update({
          [-0.379371534453002, 0.2600300809396639, -0.029910814297152373, -0.7752440584081024,
           0.07595245744344864, 0.14352536244774772],
          [-0.012691540537579496, 0.12852300512568335, 0.2680547164414871, -0.15560925446518048,
-          -0.2364288613942209, -0.007599399291505323]], dtype=np.float64), [("the heads are split with a reshape to (A, N, d_k) without moving the axes, so each 'head' mixes positions: head c is the block of columns c*d_k:(c+1)*d_k of every row", np.array([[0.4003465962815283, 0.06206076781454353, 0.31147241020676714, 1.0059195686342515,
+          -0.2364288613942209, -0.007599399291505323]], dtype=np.float64), [("the heads are split with a reshape to (A, N, d_k) without moving the axes, so each 'head' mixes positions: head c is the block of columns c*d_k:(c+1)*d_k of every row", 'reshape to (N, A, d_k), then transpose(1, 0, 2)', np.array([[0.4003465962815283, 0.06206076781454353, 0.31147241020676714, 1.0059195686342515,
           -0.17677364022822226, -0.2966231202783828],
          [-0.6872199038903277, 0.3816725121925513, -0.12504162349940895, -0.9687748982252723,
           0.26804585111868395, 0.3165883888620397],
@@ -568,7 +674,7 @@ CASES.update({
          [-0.1465023512195284, -0.2754593099271623, -0.03171021003729794, -0.24835579177740347,
           -0.8094545129209467, 0.20107860239168665],
          [-0.056023408561592665, 0.08912095691349739, 0.1714320654295622, 0.1172036820538558,
-          0.05874494061537562, -0.02437402431072546]], dtype=np.float64)), ("the heads are split with a reshape to (A, N, d_k) without moving the axes, so each 'head' mixes positions: head c is the block of columns c*d_k:(c+1)*d_k of every row", np.array([[0.9088630000000001, -0.5039250000000001, -0.040728999999999974, 0.9450210000000004,
+          0.05874494061537562, -0.02437402431072546]], dtype=np.float64)), ("the heads are split with a reshape to (A, N, d_k) without moving the axes, so each 'head' mixes positions: head c is the block of columns c*d_k:(c+1)*d_k of every row", 'reshape to (N, A, d_k), then transpose(1, 0, 2)', np.array([[0.9088630000000001, -0.5039250000000001, -0.040728999999999974, 0.9450210000000004,
           -0.7466670000000001, -0.08571500000000006],
          [0.25187714053895666, -0.11260607706606317, -0.3798150088114378, -0.5207726004216947,
           0.0008979877011191352, 0.18373027617902077],
@@ -577,7 +683,7 @@ CASES.update({
          [-0.9214355072770524, 0.21465372173839475, -0.04147925163322157, -0.9073530935236417,
           0.12983498248758787, 0.4127685009558305],
          [-0.2400153317528884, 0.06065054225648134, -0.02845870182120889, -0.07157833330893454,
-          0.1564954122556261, 0.038848071333766394]], dtype=np.float64)), ('the heads are concatenated with a reshape straight from (A, N, d_k), which lays the heads out along the positions: the head axis has to move back next to d_k first', np.array([[-0.1842990031902927, -0.24174887366867295, 0.2591645399320099, 2.416635944566705,
+          0.1564954122556261, 0.038848071333766394]], dtype=np.float64)), ('the heads are concatenated with a reshape straight from (A, N, d_k), which lays the heads out along the positions: the head axis has to move back next to d_k first', 'transpose(1, 0, 2), then reshape(N, d_model)', np.array([[-0.1842990031902927, -0.24174887366867295, 0.2591645399320099, 2.416635944566705,
           -0.6163248347241725, -0.18857619128373632],
          [-1.1962896668416996, 0.36528557621338353, 0.22352416469244454, 0.018315180049180427,
           -0.013172352355923619, 0.136284082042494],
@@ -586,7 +692,7 @@ CASES.update({
          [0.06140691285158132, 0.08221973500847604, 0.03984047844862516, 0.9189964106518551,
           -0.025615711254637595, -0.1969231915561903],
          [-0.4765765219915911, 0.07464680352069954, -0.07511641683259367, -0.0012954962049062644,
-          -0.023047405981650268, 0.1829106861489402]], dtype=np.float64)), ('head c takes every A-th column (c::A); it owns the contiguous block c*d_k:(c+1)*d_k of W_Q, W_K and W_V', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
+          -0.023047405981650268, 0.1829106861489402]], dtype=np.float64)), ('head c takes every A-th column (c::A); it owns the contiguous block c*d_k:(c+1)*d_k of W_Q, W_K and W_V', '', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
           0.07777499999999996, -0.3855700000000001],
          [-0.8013386269932665, 0.5861958202476815, 0.0933559600724142, -1.589549411872933,
           0.2827923666402857, 0.4230743965342561],
@@ -595,7 +701,7 @@ CASES.update({
          [-0.5668137805536692, 0.2374979679190419, -0.020909170965043977, -0.947135081523343,
           0.025950047553319186, 0.2797691350804049],
          [-0.07556654976278736, 0.19514720317791137, 0.2723817821912546, -0.08234267656331964,
-          -0.2306397096660873, -0.038371159617875884]], dtype=np.float64)), ('the heads are never split: this is one attention over all d_model columns (scaled by √d_model); head c uses only columns c*d_k:(c+1)*d_k of X W_Q, X W_K and X W_V (eqs. 8.35-8.36)', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
+          -0.2306397096660873, -0.038371159617875884]], dtype=np.float64)), ('the heads are never split: this is one attention over all d_model columns (scaled by √d_model); head c uses only columns c*d_k:(c+1)*d_k of X W_Q, X W_K and X W_V (eqs. 8.35-8.36)', '', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
           0.07777499999999996, -0.3855700000000001],
          [-0.8730984336634938, 0.6101980234046844, 0.03258435878517366, -1.8718241828682285,
           0.3427627881459803, 0.4796125356363552],
@@ -604,7 +710,7 @@ CASES.update({
          [-0.5988593823380968, 0.2865122126902259, 0.061314135505018276, -1.0745770453096168,
           -0.0533889126580532, 0.2878395262326746],
          [-0.17782304372389598, 0.12480384974921517, 0.1595527654698553, -0.0567145341264516,
-          -0.20392394965406024, 0.030249379076728942]], dtype=np.float64)), ('the projections use transposed weights (X @ W.T, the torch.nn.Linear convention); eqs. 8.35-8.37 multiply by W_Q, W_K, W_V and W_O themselves', np.array([[0.6002119999999999, 0.1221270000000002, -1.88423, -0.009510999999999844,
+          -0.20392394965406024, 0.030249379076728942]], dtype=np.float64)), ('the projections use transposed weights (X @ W.T, the torch.nn.Linear convention); eqs. 8.35-8.37 multiply by W_Q, W_K, W_V and W_O themselves', '', np.array([[0.6002119999999999, 0.1221270000000002, -1.88423, -0.009510999999999844,
           0.12712300000000004, 1.952873],
          [0.36496606349693883, 0.17669441738834277, -1.6314166814846751, -0.1695366496774586,
           0.15793386859774342, 1.7357448371420368],
@@ -613,7 +719,7 @@ CASES.update({
          [-0.3978064530219556, 0.5597283890857029, -0.2763844101455533, -0.07689605414627797,
           0.01288860713758404, 0.9730742494661214],
          [0.277443169529618, 0.16348564154297587, -0.6897495229120806, 0.12046766410809454,
-          0.0040233481554688595, 0.8911620925039668]], dtype=np.float64)), ('the output projection W_O of eq. 8.37 is missing', np.array([[-0.2384000000000002, 0.7871, 0.5415000000000001, -0.5868, 0.5971, -0.1343],
+          0.0040233481554688595, 0.8911620925039668]], dtype=np.float64)), ('the output projection W_O of eq. 8.37 is missing', '', np.array([[-0.2384000000000002, 0.7871, 0.5415000000000001, -0.5868, 0.5971, -0.1343],
          [1.535510094627556, 0.27450984965727915, -0.3387443784297521, -0.3410885191551482,
           0.5551329727857148, -0.03740470043177954],
          [0.343434823857745, -0.03359997940452472, -0.36504853753595856, -0.002328531706799951,
@@ -621,7 +727,7 @@ CASES.update({
          [0.4078885570715723, -0.1807675209077291, -0.24335687251478097, 0.09899486782905499,
           0.4174487132480471, 0.030285280072586008],
          [0.2354459705493985, 0.5535748339439032, -0.2266631807903541, 0.14709866251595533,
-          0.22997829922182203, 0.047247549839016086]], dtype=np.float64)), ('causal=True is ignored: no mask is applied', np.array([[-0.3635013534989065, 0.23916228003664625, -0.29520392854319444, -1.0182259251145978,
+          0.22997829922182203, 0.047247549839016086]], dtype=np.float64)), ('causal=True is ignored: no mask is applied', '', np.array([[-0.3635013534989065, 0.23916228003664625, -0.29520392854319444, -1.0182259251145978,
           0.4227073933517798, 0.17973604344767194],
          [-0.34704764191690207, 0.2742720059637438, -0.15885494216239857, -1.1792381097230011,
           0.3066940556843996, 0.2428723715757741],
@@ -630,7 +736,7 @@ CASES.update({
          [-0.3459298552934934, 0.2509239574280739, -0.24006135933606748, -1.0140625187890682,
           0.38453735716306986, 0.17062596948235892],
          [-0.012691540537579551, 0.12852300512568338, 0.2680547164414871, -0.1556092544651805,
-          -0.2364288613942209, -0.007599399291505295]], dtype=np.float64)), ('the scores are scaled by √d_model instead of √d_k, the width of one head', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
+          -0.2364288613942209, -0.007599399291505295]], dtype=np.float64)), ('the scores are scaled by √d_model instead of √d_k, the width of one head', '', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
           0.07777499999999996, -0.3855700000000001],
          [-0.6490323270064576, 0.5405956108203984, 0.07609581979781964, -1.2864878347630464,
           0.3063858079332998, 0.32291817727266797],
@@ -639,7 +745,7 @@ CASES.update({
          [-0.43293962502639866, 0.2422841595220375, 0.031245190358118256, -0.7139896465900996,
           -0.025292457895668745, 0.1715716656933355],
          [-0.12623501204811635, 0.16901947079220983, 0.17273652404959822, -0.36772623326447923,
-          -0.10397770442848461, 0.059480283225865765]], dtype=np.float64)), ('the scores are not scaled by 1/√d_k (eq. 8.33)', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
+          -0.10397770442848461, 0.059480283225865765]], dtype=np.float64)), ('the scores are not scaled by 1/√d_k (eq. 8.33)', '', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
           0.07777499999999996, -0.3855700000000001],
          [-0.9686307094309285, 0.6436476268411382, 0.031187326107535464, -1.949191815080536,
           0.3741933276042499, 0.5107432653158314],
@@ -648,7 +754,7 @@ CASES.update({
          [-0.2921625300674688, 0.27171067692716666, -0.07141146208552429, -0.792312072121098,
           0.15792942297974638, 0.0984227283480306],
          [0.06751229537930416, 0.09387359802770817, 0.3300881700018289, -0.011924005838597332,
-          -0.3381798866390689, -0.057271140953659996]], dtype=np.float64)), ("the softmax runs over the queries instead of the keys: each query's weights must sum to 1", np.array([[0.02221367985296747, 0.05350659764953333, -0.015294881114966496, 0.13958509648184872,
+          -0.3381798866390689, -0.057271140953659996]], dtype=np.float64)), ("the softmax runs over the queries instead of the keys: each query's weights must sum to 1", 'softmax over the last axis of the (A, N, N) scores', np.array([[0.02221367985296747, 0.05350659764953333, -0.015294881114966496, 0.13958509648184872,
           0.08387091998628332, -0.041093862661827685],
          [-0.3863162547956219, 0.2821416774492824, -0.01736273423403001, -0.8651417830819224,
           0.2296507538089772, 0.22948932152582027],
@@ -657,7 +763,7 @@ CASES.update({
          [-0.4450714867592597, 0.1540954065724882, 0.0018441949716177886, -0.5774922356749462,
           -0.1660254338742898, 0.149413141394562],
          [-0.3628860163271429, 0.4396792427694416, -0.027732245060350366, -1.776687696102231,
-          0.4206339232446088, 0.32933578391122986]], dtype=np.float64)), ('the keys are computed with W_Q instead of W_K', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
+          0.4206339232446088, 0.32933578391122986]], dtype=np.float64)), ('the keys are computed with W_Q instead of W_K', '', np.array([[0.49910100000000013, 0.18009399999999995, 0.25938799999999995, 1.2260890000000002,
           0.07777499999999996, -0.3855700000000001],
          [-0.33534683163352563, 0.4551781552200708, 0.11677237859861431, -0.9696948630028034,
           0.2184193791472739, 0.18599161324025384],
@@ -672,34 +778,34 @@ CASES.update({
         ('max_len = 4, d_model = 4', Call('positional_encoding', (4, 4), {}, None), None, np.array([[0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653],
          [0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778],
-         [0.1411200080598672, -0.9899924966004454, 0.02999550020249566, 0.9995500337489875]], dtype=np.float64), [('sin and cos are swapped: sin goes in the even columns, cos in the odd', np.array([[1.0, 0.0, 1.0, 0.0],
+         [0.1411200080598672, -0.9899924966004454, 0.02999550020249566, 0.9995500337489875]], dtype=np.float64), [('sin and cos are swapped: sin goes in the even columns, cos in the odd', '', np.array([[1.0, 0.0, 1.0, 0.0],
          [0.5403023058681398, 0.8414709848078965, 0.9999500004166653, 0.009999833334166664],
          [-0.4161468365471424, 0.9092974268256817, 0.9998000066665778, 0.01999866669333308],
-         [-0.9899924966004454, 0.1411200080598672, 0.9995500337489875, 0.02999550020249566]], dtype=np.float64)), ('the sines and cosines are concatenated [sin | cos] instead of interleaved (sin in column 2i, cos in column 2i+1)', np.array([[0.0, 0.0, 1.0, 1.0],
+         [-0.9899924966004454, 0.1411200080598672, 0.9995500337489875, 0.02999550020249566]], dtype=np.float64)), ('the sines and cosines are concatenated [sin | cos] instead of interleaved (sin in column 2i, cos in column 2i+1)', '', np.array([[0.0, 0.0, 1.0, 1.0],
          [0.8414709848078965, 0.009999833334166664, 0.5403023058681398, 0.9999500004166653],
          [0.9092974268256817, 0.01999866669333308, -0.4161468365471424, 0.9998000066665778],
-         [0.1411200080598672, 0.02999550020249566, -0.9899924966004454, 0.9995500337489875]], dtype=np.float64)), ('positions start at 1; the first position is 0, so PE[0] = [0, 1, 0, 1, ...]', np.array([[0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653],
+         [0.1411200080598672, 0.02999550020249566, -0.9899924966004454, 0.9995500337489875]], dtype=np.float64)), ('positions start at 1; the first position is 0, so PE[0] = [0, 1, 0, 1, ...]', '', np.array([[0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653],
          [0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778],
          [0.1411200080598672, -0.9899924966004454, 0.02999550020249566, 0.9995500337489875],
-         [-0.7568024953079282, -0.6536436208636119, 0.03998933418663416, 0.9992001066609779]], dtype=np.float64)), ('the exponent uses the column index j for both columns of a pair; columns 2i and 2i+1 share the frequency 1/10000^(2i/d)', np.array([[0.0, 1.0, 0.0, 1.0],
+         [-0.7568024953079282, -0.6536436208636119, 0.03998933418663416, 0.9992001066609779]], dtype=np.float64)), ('the exponent uses the column index j for both columns of a pair; columns 2i and 2i+1 share the frequency 1/10000^(2i/d)', '', np.array([[0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.9950041652780258, 0.009999833334166664, 0.9999995000000417],
          [0.9092974268256817, 0.9800665778412416, 0.01999866669333308, 0.9999980000006666],
-         [0.1411200080598672, 0.955336489125606, 0.02999550020249566, 0.999995500003375]], dtype=np.float64)), ('the exponent is 2j/d with j the column index; i counts pairs of columns, so columns 2i and 2i+1 both use 10000^(2i/d)', np.array([[0.0, 1.0, 0.0, 1.0],
+         [0.1411200080598672, 0.955336489125606, 0.02999550020249566, 0.999995500003375]], dtype=np.float64)), ('the exponent is 2j/d with j the column index; i counts pairs of columns, so columns 2i and 2i+1 both use 10000^(2i/d)', '', np.array([[0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.9999500004166653, 9.999999983333334e-05, 0.9999999999995],
          [0.9092974268256817, 0.9998000066665778, 0.0001999999986666667, 0.999999999998],
-         [0.1411200080598672, 0.9995500337489875, 0.0002999999955, 0.9999999999955]], dtype=np.float64)), ('the exponent 2i/d is computed with integer division (//), so it is 0 and every column pair has the same frequency; divide with /', np.array([[0.0, 1.0, 0.0, 1.0],
+         [0.1411200080598672, 0.9995500337489875, 0.0002999999955, 0.9999999999955]], dtype=np.float64)), ('the exponent 2i/d is computed with integer division (//), so it is 0 and every column pair has the same frequency; divide with /', '', np.array([[0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, 0.8414709848078965, 0.5403023058681398],
          [0.9092974268256817, -0.4161468365471424, 0.9092974268256817, -0.4161468365471424],
-         [0.1411200080598672, -0.9899924966004454, 0.1411200080598672, -0.9899924966004454]], dtype=np.float64)), ('the exponent is i/d instead of 2i/d', np.array([[0.0, 1.0, 0.0, 1.0],
+         [0.1411200080598672, -0.9899924966004454, 0.1411200080598672, -0.9899924966004454]], dtype=np.float64)), ('the exponent is i/d instead of 2i/d', '', np.array([[0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, 0.09983341664682815, 0.9950041652780258],
          [0.9092974268256817, -0.4161468365471424, 0.19866933079506122, 0.9800665778412416],
-         [0.1411200080598672, -0.9899924966004454, 0.29552020666133955, 0.955336489125606]], dtype=np.float64)), ('the exponent is 2·(2i)/d: i already counts pairs, so write 10000^(2i/d) with i = 0, 1, ..., d/2 - 1 (or np.arange(0, d, 2)/d)', np.array([[0.0, 1.0, 0.0, 1.0],
+         [0.1411200080598672, -0.9899924966004454, 0.29552020666133955, 0.955336489125606]], dtype=np.float64)), ('the exponent is 2·(2i)/d: i already counts pairs, so write 10000^(2i/d) with i = 0, 1, ..., d/2 - 1 (or np.arange(0, d, 2)/d)', '', np.array([[0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, 9.999999983333334e-05, 0.999999995],
          [0.9092974268256817, -0.4161468365471424, 0.0001999999986666667, 0.9999999800000001],
-         [0.1411200080598672, -0.9899924966004454, 0.0002999999955, 0.9999999550000004]], dtype=np.float64)), ('the position is multiplied by 10000^(2i/d) instead of divided by it', np.array([[0.0, 1.0, 0.0, 1.0],
+         [0.1411200080598672, -0.9899924966004454, 0.0002999999955, 0.9999999550000004]], dtype=np.float64)), ('the position is multiplied by 10000^(2i/d) instead of divided by it', '', np.array([[0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, -0.5063656411097588, 0.8623188722876839],
          [0.9092974268256817, -0.4161468365471424, -0.8732972972139946, 0.4871876750070059],
-         [0.1411200080598672, -0.9899924966004454, -0.9997558399011495, -0.022096619278683942]], dtype=np.float64)), ('the base is 1000; the book uses 10000', np.array([[0.0, 1.0, 0.0, 1.0],
+         [0.1411200080598672, -0.9899924966004454, -0.9997558399011495, -0.022096619278683942]], dtype=np.float64)), ('the base is 1000; the book uses 10000', '', np.array([[0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, 0.03161750640243371, 0.9995000416652778],
          [0.9092974268256817, -0.4161468365471424, 0.06320339793316936, 0.9980006665777841],
          [0.1411200080598672, -0.9899924966004454, 0.09472609133274612, 0.9955033739876628]], dtype=np.float64))]),
@@ -713,7 +819,7 @@ CASES.update({
          [-0.7568024953079282, -0.6536436208636119, 0.3894183423086505, 0.9210609940028851,
           0.03998933418663416, 0.9992001066609779, 0.003999989333341867, 0.9999920000106667],
          [-0.9589242746631385, 0.28366218546322625, 0.479425538604203, 0.8775825618903728,
-          0.04997916927067833, 0.9987502603949663, 0.004999979166692708, 0.9999875000260416]], dtype=np.float64), [('sin and cos are swapped: sin goes in the even columns, cos in the odd', np.array([[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0],
+          0.04997916927067833, 0.9987502603949663, 0.004999979166692708, 0.9999875000260416]], dtype=np.float64), [('sin and cos are swapped: sin goes in the even columns, cos in the odd', '', np.array([[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0],
          [0.5403023058681398, 0.8414709848078965, 0.9950041652780258, 0.09983341664682815,
           0.9999500004166653, 0.009999833334166664, 0.9999995000000417, 0.0009999998333333417],
          [-0.4161468365471424, 0.9092974268256817, 0.9800665778412416, 0.19866933079506122,
@@ -723,7 +829,7 @@ CASES.update({
          [-0.6536436208636119, -0.7568024953079282, 0.9210609940028851, 0.3894183423086505,
           0.9992001066609779, 0.03998933418663416, 0.9999920000106667, 0.003999989333341867],
          [0.28366218546322625, -0.9589242746631385, 0.8775825618903728, 0.479425538604203,
-          0.9987502603949663, 0.04997916927067833, 0.9999875000260416, 0.004999979166692708]], dtype=np.float64)), ('the sines and cosines are concatenated [sin | cos] instead of interleaved (sin in column 2i, cos in column 2i+1)', np.array([[0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0],
+          0.9987502603949663, 0.04997916927067833, 0.9999875000260416, 0.004999979166692708]], dtype=np.float64)), ('the sines and cosines are concatenated [sin | cos] instead of interleaved (sin in column 2i, cos in column 2i+1)', '', np.array([[0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0],
          [0.8414709848078965, 0.09983341664682815, 0.009999833334166664, 0.0009999998333333417,
           0.5403023058681398, 0.9950041652780258, 0.9999500004166653, 0.9999995000000417],
          [0.9092974268256817, 0.19866933079506122, 0.01999866669333308, 0.0019999986666669333,
@@ -733,7 +839,7 @@ CASES.update({
          [-0.7568024953079282, 0.3894183423086505, 0.03998933418663416, 0.003999989333341867,
           -0.6536436208636119, 0.9210609940028851, 0.9992001066609779, 0.9999920000106667],
          [-0.9589242746631385, 0.479425538604203, 0.04997916927067833, 0.004999979166692708,
-          0.28366218546322625, 0.8775825618903728, 0.9987502603949663, 0.9999875000260416]], dtype=np.float64)), ('positions start at 1; the first position is 0, so PE[0] = [0, 1, 0, 1, ...]', np.array([[0.8414709848078965, 0.5403023058681398, 0.09983341664682815, 0.9950041652780258,
+          0.28366218546322625, 0.8775825618903728, 0.9987502603949663, 0.9999875000260416]], dtype=np.float64)), ('positions start at 1; the first position is 0, so PE[0] = [0, 1, 0, 1, ...]', '', np.array([[0.8414709848078965, 0.5403023058681398, 0.09983341664682815, 0.9950041652780258,
           0.009999833334166664, 0.9999500004166653, 0.0009999998333333417, 0.9999995000000417],
          [0.9092974268256817, -0.4161468365471424, 0.19866933079506122, 0.9800665778412416,
           0.01999866669333308, 0.9998000066665778, 0.0019999986666669333, 0.9999980000006666],
@@ -744,7 +850,7 @@ CASES.update({
          [-0.9589242746631385, 0.28366218546322625, 0.479425538604203, 0.8775825618903728,
           0.04997916927067833, 0.9987502603949663, 0.004999979166692708, 0.9999875000260416],
          [-0.27941549819892586, 0.960170286650366, 0.5646424733950354, 0.8253356149096783,
-          0.059964006479444595, 0.9982005399352042, 0.0059999640000648, 0.999982000054]], dtype=np.float64)), ('the exponent uses the column index j for both columns of a pair; columns 2i and 2i+1 share the frequency 1/10000^(2i/d)', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+          0.059964006479444595, 0.9982005399352042, 0.0059999640000648, 0.999982000054]], dtype=np.float64)), ('the exponent uses the column index j for both columns of a pair; columns 2i and 2i+1 share the frequency 1/10000^(2i/d)', '', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.9504152802551828, 0.09983341664682815, 0.9995000416652778,
           0.009999833334166664, 0.9999950000041666, 0.0009999998333333417, 0.9999999500000004],
          [0.9092974268256817, 0.8065784098850756, 0.19866933079506122, 0.9980006665777841,
@@ -754,7 +860,7 @@ CASES.update({
          [-0.7568024953079282, 0.3011374625854739, 0.3894183423086505, 0.9920106609794029,
           0.03998933418663416, 0.999920001066661, 0.003999989333341867, 0.9999992000001067],
          [-0.9589242746631385, -0.010342318905209005, 0.479425538604203, 0.9875260199749633,
-          0.04997916927067833, 0.999875002604145, 0.004999979166692708, 0.9999987500002604]], dtype=np.float64)), ('the exponent is 2j/d with j the column index; i counts pairs of columns, so columns 2i and 2i+1 both use 10000^(2i/d)', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+          0.04997916927067833, 0.999875002604145, 0.004999979166692708, 0.9999987500002604]], dtype=np.float64)), ('the exponent is 2j/d with j the column index; i counts pairs of columns, so columns 2i and 2i+1 both use 10000^(2i/d)', '', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.9950041652780258, 0.009999833334166664, 0.9999995000000417,
           9.999999983333334e-05, 0.99999999995, 9.999999999998333e-07, 0.999999999999995],
          [0.9092974268256817, 0.9800665778412416, 0.01999866669333308, 0.9999980000006666,
@@ -764,7 +870,7 @@ CASES.update({
          [-0.7568024953079282, 0.9210609940028851, 0.03998933418663416, 0.9999920000106667,
           0.0003999999893333334, 0.9999999992, 3.999999999989333e-06, 0.99999999999992],
          [-0.9589242746631385, 0.8775825618903728, 0.04997916927067833, 0.9999875000260416,
-          0.0004999999791666669, 0.99999999875, 4.999999999979167e-06, 0.999999999999875]], dtype=np.float64)), ('the exponent 2i/d is computed with integer division (//), so it is 0 and every column pair has the same frequency; divide with /', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+          0.0004999999791666669, 0.99999999875, 4.999999999979167e-06, 0.999999999999875]], dtype=np.float64)), ('the exponent 2i/d is computed with integer division (//), so it is 0 and every column pair has the same frequency; divide with /', '', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, 0.8414709848078965, 0.5403023058681398,
           0.8414709848078965, 0.5403023058681398, 0.8414709848078965, 0.5403023058681398],
          [0.9092974268256817, -0.4161468365471424, 0.9092974268256817, -0.4161468365471424,
@@ -774,7 +880,7 @@ CASES.update({
          [-0.7568024953079282, -0.6536436208636119, -0.7568024953079282, -0.6536436208636119,
           -0.7568024953079282, -0.6536436208636119, -0.7568024953079282, -0.6536436208636119],
          [-0.9589242746631385, 0.28366218546322625, -0.9589242746631385, 0.28366218546322625,
-          -0.9589242746631385, 0.28366218546322625, -0.9589242746631385, 0.28366218546322625]], dtype=np.float64)), ('the exponent is i/d instead of 2i/d', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+          -0.9589242746631385, 0.28366218546322625, -0.9589242746631385, 0.28366218546322625]], dtype=np.float64)), ('the exponent is i/d instead of 2i/d', '', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, 0.31098359290718575, 0.9504152802551828,
           0.09983341664682815, 0.9950041652780258, 0.03161750640243371, 0.9995000416652778],
          [0.9092974268256817, -0.4161468365471424, 0.5911271172152932, 0.8065784098850756,
@@ -784,7 +890,7 @@ CASES.update({
          [-0.7568024953079282, -0.6536436208636119, 0.9535807404869198, 0.3011374625854739,
           0.3894183423086505, 0.9210609940028851, 0.12615406653456793, 0.9920106609794029],
          [-0.9589242746631385, 0.28366218546322625, 0.9999465167896046, -0.010342318905209005,
-          0.479425538604203, 0.8775825618903728, 0.15745589818234365, 0.9875260199749633]], dtype=np.float64)), ('the exponent is 2·(2i)/d: i already counts pairs, so write 10000^(2i/d) with i = 0, 1, ..., d/2 - 1 (or np.arange(0, d, 2)/d)', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+          0.479425538604203, 0.8775825618903728, 0.15745589818234365, 0.9875260199749633]], dtype=np.float64)), ('the exponent is 2·(2i)/d: i already counts pairs, so write 10000^(2i/d) with i = 0, 1, ..., d/2 - 1 (or np.arange(0, d, 2)/d)', '', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653,
           9.999999983333334e-05, 0.999999995, 9.999999999998333e-07, 0.9999999999995],
          [0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778,
@@ -794,7 +900,7 @@ CASES.update({
          [-0.7568024953079282, -0.6536436208636119, 0.03998933418663416, 0.9992001066609779,
           0.0003999999893333334, 0.999999920000001, 3.999999999989333e-06, 0.999999999992],
          [-0.9589242746631385, 0.28366218546322625, 0.04997916927067833, 0.9987502603949663,
-          0.0004999999791666669, 0.9999998750000026, 4.999999999979167e-06, 0.9999999999875]], dtype=np.float64)), ('the position is multiplied by 10000^(2i/d) instead of divided by it', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+          0.0004999999791666669, 0.9999998750000026, 4.999999999979167e-06, 0.9999999999875]], dtype=np.float64)), ('the position is multiplied by 10000^(2i/d) instead of divided by it', '', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, -0.5440211108893698, -0.8390715290764524,
           -0.5063656411097588, 0.8623188722876839, 0.8268795405320025, 0.5623790762907029],
          [0.9092974268256817, -0.4161468365471424, 0.9129452507276277, 0.40808206181339196,
@@ -804,7 +910,7 @@ CASES.update({
          [-0.7568024953079282, -0.6536436208636119, 0.7451131604793488, -0.6669380616522619,
           -0.8509193596391765, -0.525296338642536, -0.6835037938774287, -0.7299469595492275],
          [-0.9589242746631385, 0.28366218546322625, -0.26237485370392877, 0.9649660284921133,
-          -0.46777180532247614, -0.883849273431478, -0.9879664387667768, 0.15466840618074712]], dtype=np.float64)), ('the base is 1000; the book uses 10000', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+          -0.46777180532247614, -0.883849273431478, -0.9879664387667768, 0.15466840618074712]], dtype=np.float64)), ('the base is 1000; the book uses 10000', '', np.array([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
          [0.8414709848078965, 0.5403023058681398, 0.17689218624615005, 0.9842302344700946,
           0.03161750640243371, 0.9995000416652778, 0.005623383613960186, 0.9999841886533658],
          [0.9092974268256817, -0.4161468365471424, 0.3482052758899518, 0.9374183088901147,
@@ -818,36 +924,36 @@ CASES.update({
     ],
     'layer_norm': [
         ('default gamma and beta', Call('layer_norm', (np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0]], dtype=np.float64),), {}, None), None, np.array([[-1.3416354199689269, -0.447211806656309, 0.447211806656309, 1.3416354199689269],
-         [-1.3416394448610998, -0.4472131482870333, 0.4472131482870333, 1.3416394448610998]], dtype=np.float64), [("the variance divides by d - 1 (ddof=1); layer norm uses the biased variance, dividing by d (np.var's default)", np.array([[-1.1618915181928988, -0.3872971727309663, 0.3872971727309663, 1.1618915181928988],
-         [-1.1618941324419525, -0.3872980441473175, 0.3872980441473175, 1.1618941324419525]], dtype=np.float64)), ('eps is added to the standard deviation, outside the square root; it belongs inside: sqrt(var + eps) (eq. 8.25)', np.array([[-1.341628786607204, -0.44720959553573464, 0.44720959553573464, 1.341628786607204],
-         [-1.3416347865267064, -0.44721159550890216, 0.44721159550890216, 1.3416347865267064]], dtype=np.float64)), ('eps is left out (or a fixed value is used instead of the eps argument)', np.array([[-1.3416407864998738, -0.4472135954999579, 0.4472135954999579, 1.3416407864998738],
-         [-1.3416407864998738, -0.4472135954999579, 0.4472135954999579, 1.3416407864998738]], dtype=np.float64)), ('it divides by the variance instead of the standard deviation (missing sqrt)', np.array([[-1.1999904000767994, -0.3999968000255998, 0.3999968000255998, 1.1999904000767994],
-         [-0.5999988000024, -0.19999960000080003, 0.19999960000080003, 0.5999988000024]], dtype=np.float64)), ('the statistics are taken over axis 0 instead of the last (feature) axis', np.array([[-0.9999800005999799, -0.9999950000374997, -0.9999977777851852, -0.9999987500023437],
-         [0.9999800005999799, 0.9999950000374997, 0.9999977777851852, 0.9999987500023437]], dtype=np.float64)), ('the statistics are taken over the whole array instead of each vector', np.array([[-1.2701692373707127, -0.8082895146904536, -0.3464097920101944, 0.11546993067006481],
-         [-0.8082895146904536, 0.11546993067006481, 1.0392293760305833, 1.9629888213911018]], dtype=np.float64))]),
+         [-1.3416394448610998, -0.4472131482870333, 0.4472131482870333, 1.3416394448610998]], dtype=np.float64), [("the variance divides by d - 1 (ddof=1); layer norm uses the biased variance, dividing by d (np.var's default)", '', np.array([[-1.1618915181928988, -0.3872971727309663, 0.3872971727309663, 1.1618915181928988],
+         [-1.1618941324419525, -0.3872980441473175, 0.3872980441473175, 1.1618941324419525]], dtype=np.float64)), ('eps is added to the standard deviation, outside the square root; it belongs inside: sqrt(var + eps) (eq. 8.25)', '', np.array([[-1.341628786607204, -0.44720959553573464, 0.44720959553573464, 1.341628786607204],
+         [-1.3416347865267064, -0.44721159550890216, 0.44721159550890216, 1.3416347865267064]], dtype=np.float64)), ('eps is left out (or a fixed value is used instead of the eps argument)', '', np.array([[-1.3416407864998738, -0.4472135954999579, 0.4472135954999579, 1.3416407864998738],
+         [-1.3416407864998738, -0.4472135954999579, 0.4472135954999579, 1.3416407864998738]], dtype=np.float64)), ('it divides by the variance instead of the standard deviation (missing sqrt)', '', np.array([[-1.1999904000767994, -0.3999968000255998, 0.3999968000255998, 1.1999904000767994],
+         [-0.5999988000024, -0.19999960000080003, 0.19999960000080003, 0.5999988000024]], dtype=np.float64)), ('the statistics are taken over axis 0 instead of the last (feature) axis', '', np.array([[-0.9999800005999799, -0.9999950000374997, -0.9999977777851852, -0.9999987500023437],
+         [0.9999800005999799, 0.9999950000374997, 0.9999977777851852, 0.9999987500023437]], dtype=np.float64)), ('the statistics are taken over the whole array instead of each vector', '', np.array([[-1.2701692373707127, -0.8082895146904536, -0.3464097920101944, 0.11546993067006481],
+         [-0.8082895146904536, 0.11546993067006481, 1.0392293760305833, 1.9629888213911018]], dtype=np.float64)), ('gamma and beta are used as given, but they default to None, and arithmetic with None raises a TypeError: the defaults stand for the identity scale and a zero shift', 'gamma = np.ones(x.shape[-1]) if gamma is None else gamma (and zeros for beta)', ('raises', 'TypeError', "unsupported operand type(s) for *: 'NoneType' and 'float'")), ('the mean and variance are reduced without keeping their axis, so they broadcast against the features instead of the rows (a broadcast error when N != d)', 'x.mean(axis=-1, keepdims=True) and x.var(axis=-1, keepdims=True)', ('raises', 'ValueError', 'operands could not be broadcast together with shapes (2,4) (2,) '))]),
         ('gamma, beta and eps = 0.5', Call('layer_norm', (np.array([[0.09, -1.09, 0.56], [1.55, 1.0, 0.77]], dtype=np.float64), np.array([1.0, 2.0, 0.5], dtype=np.float64), np.array([0.0, -1.0, 1.0], dtype=np.float64)), {'eps': 0.5}, None), None, np.array([[0.23885559032260867, -2.904116396092909, 1.356601303861923],
-         [0.5689894894725874, -1.273799453580794, 0.7839551186589048]], dtype=np.float64), [("the variance divides by d - 1 (ddof=1); layer norm uses the biased variance, dividing by d (np.var's default)", np.array([[0.2140370605347365, -2.706267271305083, 1.3195482875589024],
-         [0.5454439698457103, -1.2624692787227478, 0.7928953347578318]], dtype=np.float64)), ('eps is added to the standard deviation, outside the square root; it belongs inside: sqrt(var + eps) (eq. 8.25)', np.array([[0.19819899148305367, -2.580008861681809, 1.2959027196789252],
-         [0.5359157949528477, -1.2578842923081373, 0.7965131756006105]], dtype=np.float64)), ('eps is left out (or a fixed value is used instead of the eps argument)', np.array([[0.34097593441472235, -3.718202519418773, 1.509062662647332],
-         [1.3547469439008584, -1.6519083038319922, 0.48560360400756886]], dtype=np.float64)), ('the eps argument is ignored: the default 1e-5 is used whatever eps is', np.array([[0.34097239558032555, -3.7181743084290746, 1.5090573793171058],
-         [1.354683694945469, -1.6518778682444362, 0.48562761958837464]], dtype=np.float64)), ('it divides by the variance instead of the standard deviation (missing sqrt)', np.array([[0.24106475927476848, -2.921727517598859, 1.3598994997623304],
-         [0.7302609905194187, -1.3514037849116, 0.7227204509681906]], dtype=np.float64)), ('the statistics are taken over axis 0 instead of the last (feature) axis', np.array([[-0.7182799130547356, -2.6564233518917195, 0.9265590594895095],
-         [0.7182799130547355, 0.6564233518917197, 1.0734409405104905]], dtype=np.float64)), ('the statistics are taken over the whole array instead of each vector', np.array([[-0.3579438106051197, -3.881906577692502, 1.0367121857030892],
-         [0.9820509675576361, -0.04548317171968075, 1.1330816731736983]], dtype=np.float64)), ('gamma and beta are ignored', np.array([[0.23885559032260867, -0.9520581980464545, 0.7132026077238457],
-         [0.5689894894725874, -0.136899726790397, -0.4320897626821904]], dtype=np.float64)), ('beta is added before scaling by gamma: the formula is gamma * x_hat + beta', np.array([[0.23885559032260867, -3.904116396092909, 0.8566013038619229],
+         [0.5689894894725874, -1.273799453580794, 0.7839551186589048]], dtype=np.float64), [("the variance divides by d - 1 (ddof=1); layer norm uses the biased variance, dividing by d (np.var's default)", '', np.array([[0.2140370605347365, -2.706267271305083, 1.3195482875589024],
+         [0.5454439698457103, -1.2624692787227478, 0.7928953347578318]], dtype=np.float64)), ('eps is added to the standard deviation, outside the square root; it belongs inside: sqrt(var + eps) (eq. 8.25)', '', np.array([[0.19819899148305367, -2.580008861681809, 1.2959027196789252],
+         [0.5359157949528477, -1.2578842923081373, 0.7965131756006105]], dtype=np.float64)), ('eps is left out (or a fixed value is used instead of the eps argument)', '', np.array([[0.34097593441472235, -3.718202519418773, 1.509062662647332],
+         [1.3547469439008584, -1.6519083038319922, 0.48560360400756886]], dtype=np.float64)), ('the eps argument is ignored: the default 1e-5 is used whatever eps is', '', np.array([[0.34097239558032555, -3.7181743084290746, 1.5090573793171058],
+         [1.354683694945469, -1.6518778682444362, 0.48562761958837464]], dtype=np.float64)), ('it divides by the variance instead of the standard deviation (missing sqrt)', '', np.array([[0.24106475927476848, -2.921727517598859, 1.3598994997623304],
+         [0.7302609905194187, -1.3514037849116, 0.7227204509681906]], dtype=np.float64)), ('the statistics are taken over axis 0 instead of the last (feature) axis', '', np.array([[-0.7182799130547356, -2.6564233518917195, 0.9265590594895095],
+         [0.7182799130547355, 0.6564233518917197, 1.0734409405104905]], dtype=np.float64)), ('the statistics are taken over the whole array instead of each vector', '', np.array([[-0.3579438106051197, -3.881906577692502, 1.0367121857030892],
+         [0.9820509675576361, -0.04548317171968075, 1.1330816731736983]], dtype=np.float64)), ('the mean and variance are reduced without keeping their axis, so they broadcast against the features instead of the rows (a broadcast error when N != d)', 'x.mean(axis=-1, keepdims=True) and x.var(axis=-1, keepdims=True)', ('raises', 'ValueError', 'operands could not be broadcast together with shapes (2,3) (2,) ')), ('gamma and beta are ignored', '', np.array([[0.23885559032260867, -0.9520581980464545, 0.7132026077238457],
+         [0.5689894894725874, -0.136899726790397, -0.4320897626821904]], dtype=np.float64)), ('beta is added before scaling by gamma: the formula is gamma * x_hat + beta', '', np.array([[0.23885559032260867, -3.904116396092909, 0.8566013038619229],
          [0.5689894894725874, -2.273799453580794, 0.28395511865890477]], dtype=np.float64))]),
     ],
     'feedforward': [
         ('d_model = 3, d_ff = 5', Call('feedforward', (np.array([[-1.0, -0.87, 1.02], [-0.49, 1.25, -1.31]], dtype=np.float64), np.array([[0.82, 0.74, 1.84, 1.1, -0.63], [-0.63, 1.14, -0.95, 0.41, -1.53],
          [2.3, -0.06, -0.43, -2.81, -0.31]], dtype=np.float64), np.array([0.61, -1.23, -0.35, -0.1, 0.16], dtype=np.float64), np.array([[-1.16, -0.58, 0.5], [-0.25, -1.69, -0.62], [-0.06, 1.1, -0.63], [-0.78, 0.36, -1.57],
          [0.15, -1.13, 0.24]], dtype=np.float64), np.array([0.69, -0.59, -1.13], dtype=np.float64)), {}, None), None, np.array([[-2.1528209999999994, -4.186315, 0.6452260000000001],
-         [-2.0825880000000003, 0.6896560000000002, -6.7107220000000005]], dtype=np.float64), [('it uses GELU; eq. 8.21 uses ReLU, max(0, z)', np.array([[-2.146958728750485, -4.173622209608648, 0.6679229661402202],
-         [-2.091283105601282, 0.87271387650256, -6.685985777273946]], dtype=np.float64)), ('there is no ReLU between the two layers', np.array([[2.1609170000000004, -2.6519990000000004, 10.598762],
-         [2.0636229999999998, 2.032821, -7.518986000000001]], dtype=np.float64)), ('the bias b1 is missing', np.array([[-1.4692209999999997, -3.6517149999999994, 0.30182600000000015],
-         [-2.445838, -1.2026339999999995, -7.5751420000000005]], dtype=np.float64)), ('the bias b2 is missing', np.array([[-2.8428209999999994, -3.5963149999999997, 1.775226],
-         [-2.7725880000000003, 1.2796560000000001, -5.580722000000001]], dtype=np.float64)), ('b1 is added after the ReLU; it goes inside: ReLU(x W1 + b1)', np.array([[-1.7463209999999996, -2.528615, 1.785326], [-2.722938, -0.07953399999999955, -6.091642]], dtype=np.float64)), ('a ReLU is also applied to the output of the second layer', np.array([[0.0, 0.0, 0.6452260000000001], [0.0, 0.6896560000000002, 0.0]], dtype=np.float64)), ('it uses a leaky ReLU (negative inputs keep a small slope); ReLU is max(0, z)', np.array([[-2.1096836199999998, -4.17097184, 0.74476136],
-         [-2.0411258900000004, 0.7030876500000002, -6.71880464]], dtype=np.float64)), ('it uses a sigmoid between the layers; eq. 8.21 uses ReLU, max(0, z)', np.array([[-0.29638699180438977, -2.0216967472361627, -0.5924478014107248],
-         [-0.18757656080411134, -1.2124138820891404, -2.9600995419170775]], dtype=np.float64)), ('it uses tanh instead of ReLU, max(0, z) (eq. 8.21)', np.array([[0.768279440398516, -1.9546824490080525, 2.375957726995084],
+         [-2.0825880000000003, 0.6896560000000002, -6.7107220000000005]], dtype=np.float64), [('it uses GELU; eq. 8.21 uses ReLU, max(0, z)', '', np.array([[-2.146958728750485, -4.173622209608648, 0.6679229661402202],
+         [-2.091283105601282, 0.87271387650256, -6.685985777273946]], dtype=np.float64)), ('there is no ReLU between the two layers', '', np.array([[2.1609170000000004, -2.6519990000000004, 10.598762],
+         [2.0636229999999998, 2.032821, -7.518986000000001]], dtype=np.float64)), ('the bias b1 is missing', '', np.array([[-1.4692209999999997, -3.6517149999999994, 0.30182600000000015],
+         [-2.445838, -1.2026339999999995, -7.5751420000000005]], dtype=np.float64)), ('the bias b2 is missing', '', np.array([[-2.8428209999999994, -3.5963149999999997, 1.775226],
+         [-2.7725880000000003, 1.2796560000000001, -5.580722000000001]], dtype=np.float64)), ('b1 is added after the ReLU; it goes inside: ReLU(x W1 + b1)', '', np.array([[-1.7463209999999996, -2.528615, 1.785326], [-2.722938, -0.07953399999999955, -6.091642]], dtype=np.float64)), ('a ReLU is also applied to the output of the second layer', '', np.array([[0.0, 0.0, 0.6452260000000001], [0.0, 0.6896560000000002, 0.0]], dtype=np.float64)), ('it uses a leaky ReLU (negative inputs keep a small slope); ReLU is max(0, z)', '', np.array([[-2.1096836199999998, -4.17097184, 0.74476136],
+         [-2.0411258900000004, 0.7030876500000002, -6.71880464]], dtype=np.float64)), ('it uses a sigmoid between the layers; eq. 8.21 uses ReLU, max(0, z)', '', np.array([[-0.29638699180438977, -2.0216967472361627, -0.5924478014107248],
+         [-0.18757656080411134, -1.2124138820891404, -2.9600995419170775]], dtype=np.float64)), ('it uses tanh instead of ReLU, max(0, z) (eq. 8.21)', '', np.array([[0.768279440398516, -1.9546824490080525, 2.375957726995084],
          [1.0324084390863124, 0.3270037641396717, -2.7270236584117966]], dtype=np.float64))]),
     ],
     'TransformerBlock': [
@@ -864,46 +970,46 @@ CASES.update({
          [0.17, -0.2, -0.05, 0.39], [-0.5, 0.21, -0.17, -0.2]], dtype=np.float64)), ('b2', np.array([-0.05, 0.94, -0.83, -0.04], dtype=np.float64))))), None, np.array([[-0.7569118155579337, 1.0377513462446362, -1.8050066543793775, 0.6108942179175262],
          [-0.10137540700380598, 1.1181845984218022, -0.6078747842331096, -0.9511580257802501],
          [0.8445392770305438, 2.4116461964936895, -2.0687594949486683, 0.18588628600317647],
-         [0.7603825387324556, 2.2354997102291514, -1.8383684234931077, -1.4906511682410217]], dtype=np.float64), [("this is the post-norm block (layer norm after each residual addition); the book's pre-norm block normalises the input of each sub-layer (eqs. 8.40-8.45)", np.array([[0.7825076747710977, -0.21460183424514068, -2.5769050682029095, -0.45257492395736826],
+         [0.7603825387324556, 2.2354997102291514, -1.8383684234931077, -1.4906511682410217]], dtype=np.float64), [("this is the post-norm block (layer norm after each residual addition); the book's pre-norm block normalises the input of each sub-layer (eqs. 8.40-8.45)", '', np.array([[0.7825076747710977, -0.21460183424514068, -2.5769050682029095, -0.45257492395736826],
          [1.1617129900996193, -0.05479006269897191, -1.1749909384451538, -1.709700096465288],
          [1.152152686120309, -0.20097269324031308, -2.5168626455442915, -0.6775150806671514],
-         [1.6533897014864412, -0.19559324235369646, -2.1893793792063083, -1.1189824316212127]], dtype=np.float64)), ('the first residual adds the normalised input T¹; eq. 8.42 adds the un-normalised stream X', np.array([[-0.5720503758142039, 0.8505515823738223, -2.189284094338969, 1.0606896528288787],
+         [1.6533897014864412, -0.19559324235369646, -2.1893793792063083, -1.1189824316212127]], dtype=np.float64)), ('the first residual adds the normalised input T¹; eq. 8.42 adds the un-normalised stream X', '', np.array([[-0.5720503758142039, 0.8505515823738223, -2.189284094338969, 1.0606896528288787],
          [0.6373977940838174, 1.75397483999369, -1.0146959860138292, -1.0867414424548696],
          [0.5195137978372104, 2.823529533415736, -4.0477693433570625, 0.728387709278831],
-         [1.6006945213669017, 2.6727978797801373, -3.415514023789781, -2.0889515940798304]], dtype=np.float64)), ('the second residual adds the normalised T⁴; eq. 8.45 adds T³', np.array([[-0.820192624910003, 0.8151947929014511, -2.271995024639386, -0.2802042996147841],
+         [1.6006945213669017, 2.6727978797801373, -3.415514023789781, -2.0889515940798304]], dtype=np.float64)), ('the second residual adds the normalised T⁴; eq. 8.45 adds T³', '', np.array([[-0.820192624910003, 0.8151947929014511, -2.271995024639386, -0.2802042996147841],
          [0.5623148462881016, 0.0798212037620547, -1.250078511022648, -1.9467904530886686],
          [0.09056458739192674, 1.5994013849323427, -3.4071407841894956, -0.3587120757933213],
-         [0.9609314417209813, 0.6217862765842415, -3.059171384959094, -2.361155501702621]], dtype=np.float64)), ("the first layer norm's parameters (ln1_*) are used for both layer norms; the FFN's layer norm uses ln2_gamma and ln2_beta", np.array([[0.39447958218003587, 0.9993167476689313, -1.4309695615903228, 0.9332212966355596],
+         [0.9609314417209813, 0.6217862765842415, -3.059171384959094, -2.361155501702621]], dtype=np.float64)), ("the first layer norm's parameters (ln1_*) are used for both layer norms; the FFN's layer norm uses ln2_gamma and ln2_beta", '', np.array([[0.39447958218003587, 0.9993167476689313, -1.4309695615903228, 0.9332212966355596],
          [0.4936365014166242, 1.3559531377193994, -0.7706089308459985, -1.6238725876126399],
          [2.0567403378437836, 2.3415674875722, -1.7759006971218927, 0.47606941540359954],
-         [1.53668312297471, 2.3550098974961724, -2.0494627847333566, -1.9469161967280215]], dtype=np.float64)), ("the second layer norm's parameters (ln2_*) are used for both layer norms", np.array([[-1.706193625334253, 1.0956057579340812, -1.5272101391616308, 1.0492539558414928],
+         [1.53668312297471, 2.3550098974961724, -2.0494627847333566, -1.9469161967280215]], dtype=np.float64)), ("the second layer norm's parameters (ln2_*) are used for both layer norms", '', np.array([[-1.706193625334253, 1.0956057579340812, -1.5272101391616308, 1.0492539558414928],
          [0.481556106833806, 2.001344384071911, 0.6430114170858481, 0.013813450666661342],
          [-0.7359236132538725, 1.989836680097282, -1.5381078491300266, -0.28477766248525216],
-         [0.65960113821877, 2.1493327088399363, -0.7828560180594981, -1.2168489097808886]], dtype=np.float64)), ("the two layer norms' parameters are swapped: ln1_* normalises the attention's input (eq. 8.40), ln2_* the FFN's (eq. 8.43)", np.array([[-0.5226475787967606, 1.0357161767848229, -1.0653387475995932, 1.4569008703134743],
+         [0.65960113821877, 2.1493327088399363, -0.7828560180594981, -1.2168489097808886]], dtype=np.float64)), ("the two layer norms' parameters are swapped: ln1_* normalises the attention's input (eq. 8.40), ln2_* the FFN's (eq. 8.43)", '', np.array([[-0.5226475787967606, 1.0357161767848229, -1.0653387475995932, 1.4569008703134743],
          [1.1856316946399548, 2.2033361994601677, 0.42966606807811214, -0.6955798919724576],
          [0.5879221302286122, 1.878853543528793, -1.0108299477512541, 0.21102270044698496],
-         [1.339936789121713, 2.3705521567036487, -1.0049812794090385, -1.9063897158844334]], dtype=np.float64)), ('the layer norms ignore their parameters (ln*_gamma, ln*_beta)', np.array([[-0.4212180201906217, 0.9502358228119041, -1.846765149824681, 1.676748093757059],
+         [1.339936789121713, 2.3705521567036487, -1.0049812794090385, -1.9063897158844334]], dtype=np.float64)), ('the layer norms ignore their parameters (ln*_gamma, ln*_beta)', '', np.array([[-0.4212180201906217, 0.9502358228119041, -1.846765149824681, 1.676748093757059],
          [0.735396975767962, 1.3135445699642279, -0.4421442361637453, -0.29379184225399546],
          [0.647475936148838, 2.2952443353850263, -1.586576297311307, 1.3206512248372846],
-         [1.3495107098948678, 1.9011963166038348, -1.4651542968158755, -1.0090837931663605]], dtype=np.float64)), ('the attention is not causal: call attention.forward(..., causal=True)', np.array([[-1.082682228443757, 0.9174004862937907, -1.0798360637023448, -0.9844188630050917],
+         [1.3495107098948678, 1.9011963166038348, -1.4651542968158755, -1.0090837931663605]], dtype=np.float64)), ('the attention is not causal: call attention.forward(..., causal=True)', '', np.array([[-1.082682228443757, 0.9174004862937907, -1.0798360637023448, -0.9844188630050917],
          [0.22543409977672058, 1.1754378551463913, 0.9144814874159048, -1.789690085287039],
          [1.0612942220492927, 2.457038309926048, -1.994006795116852, 0.12282679959819842],
-         [0.7603825387324556, 2.2354997102291514, -1.8383684234931077, -1.4906511682410217]], dtype=np.float64)), ('the residual connection around the attention is missing (T³ = T² + X)', np.array([[0.122360704191248, 1.7167667439039682, -2.2284175195825555, -0.0858597990725607],
+         [0.7603825387324556, 2.2354997102291514, -1.8383684234931077, -1.4906511682410217]], dtype=np.float64)), ('the residual connection around the attention is missing (T³ = T² + X)', '', np.array([[0.122360704191248, 1.7167667439039682, -2.2284175195825555, -0.0858597990725607],
          [0.02525955700937277, 1.9203591921000656, -2.853390183183581, -1.1698736722351286],
          [0.4557887554258401, 1.9665532169911026, -1.7971889158716903, -0.41223140728014906],
-         [-0.40838160600026385, 1.2020606738927713, -0.20484136007429532, 0.44917927113967193]], dtype=np.float64)), ('the residual connection around the FFN is missing (H = T⁵ + T³)', np.array([[0.03207250468981686, 1.9738541376683787, -1.280872527844003, -0.8194119457367021],
+         [-0.40838160600026385, 1.2020606738927713, -0.20484136007429532, 0.44917927113967193]], dtype=np.float64)), ('the residual connection around the FFN is missing (H = T⁵ + T³)', '', np.array([[0.03207250468981686, 1.9738541376683787, -1.280872527844003, -0.8194119457367021],
          [-1.120648666983055, 0.7694554324667454, -1.3335737141926691, -0.04012949305619125],
          [1.191168957176179, 2.111021002049243, -1.5511322213764083, -0.708104374489201],
-         [-0.900714256564686, 0.9452962089463036, -2.042401926310313, -0.5816788119743824]], dtype=np.float64)), ("the FFN's input is not normalised: T⁴ = LayerNorm(T³) is missing", np.array([[-0.22392104215252162, 1.1171767089113445, -1.4739444815806049, 0.6871624090888555],
+         [-0.900714256564686, 0.9452962089463036, -2.042401926310313, -0.5816788119743824]], dtype=np.float64)), ("the FFN's input is not normalised: T⁴ = LayerNorm(T³) is missing", '', np.array([[-0.22392104215252162, 1.1171767089113445, -1.4739444815806049, 0.6871624090888555],
          [0.616639053130716, 1.1998965363854217, -0.05552275032190368, -0.8988617455376683],
          [0.6010208611570703, 1.8702836284350837, -1.323837261188392, 0.6064671690263856],
-         [1.675375656888545, 2.175929344963995, -1.351624185484424, -1.4212961994513118]], dtype=np.float64)), ("the attention's input is not normalised: T¹ = LayerNorm(X) is missing", np.array([[-0.5396591278224269, 1.218277905898177, -1.6843065292244797, 0.646872444014373],
+         [1.675375656888545, 2.175929344963995, -1.351624185484424, -1.4212961994513118]], dtype=np.float64)), ("the attention's input is not normalised: T¹ = LayerNorm(X) is missing", '', np.array([[-0.5396591278224269, 1.218277905898177, -1.6843065292244797, 0.646872444014373],
          [-0.7126075543568178, 0.9287367367470568, 0.0040749948012736015, -0.18365440573172065],
          [1.2356052129404098, 2.6166545323794015, -1.9200712025344089, 0.2393006343306674],
-         [0.7844774944503157, 2.283676866980996, -2.4447926672773663, -1.6566765621815729]], dtype=np.float64)), ("the FFN's layer norm reads the block's input X instead of T³ = X + attention: T⁴ = LayerNorm(T³) (eq. 8.43)", np.array([[-2.209014160340264, 0.6883096666615582, -1.4500281687783771, 0.6693361661202016],
+         [0.7844774944503157, 2.283676866980996, -2.4447926672773663, -1.6566765621815729]], dtype=np.float64)), ("the FFN's layer norm reads the block's input X instead of T³ = X + attention: T⁴ = LayerNorm(T³) (eq. 8.43)", '', np.array([[-2.209014160340264, 0.6883096666615582, -1.4500281687783771, 0.6693361661202016],
          [-0.2153019334782038, 1.107851415305062, 0.0905107804205304, -0.34826821649677764],
          [0.9533864968505255, 2.311583822900679, -2.12817989851579, 0.27991896309032616],
-         [0.718530000936166, 2.4251176901325353, -2.2039723619046807, -1.993797566226222]], dtype=np.float64)), ('the FFN reads the attention output T² instead of the normalised stream T⁴', np.array([[-0.22423104215252165, 0.8554477089113441, -1.5683494815806047, 0.9015594090888555],
+         [0.718530000936166, 2.4251176901325353, -2.2039723619046807, -1.993797566226222]], dtype=np.float64)), ('the FFN reads the attention output T² instead of the normalised stream T⁴', '', np.array([[-0.22423104215252165, 0.8554477089113441, -1.5683494815806047, 0.9015594090888555],
          [1.0268087357470688, 1.4708288509544185, -0.3984444216796543, -1.4169377089472113],
          [-0.31417213884292955, 1.7568166284350837, -1.369400261188392, 0.5346321690263857],
          [1.440091776137438, 2.31921285717766, -0.3585543498730641, -0.981367073856398]], dtype=np.float64))]),
@@ -961,7 +1067,7 @@ CASES.update({
          [3.6271781613975556, 0.6000496555331074, 0.5146054916931596, 2.697210437455222,
           2.8223647658988336, 2.76308356626336, 2.1205729980950445],
          [3.607038946973794, 0.9072326623883273, 0.21210154513498866, 3.923063580493875,
-          3.431315980239965, 2.456978196342145, 0.902006626384973]], dtype=np.float64), [('the final layer norm is missing: pre-norm stacks normalise once more before the head', np.array([[18.983284633630088, 7.742950133063876, 3.647190882566862, 15.673679078912816,
+          3.431315980239965, 2.456978196342145, 0.902006626384973]], dtype=np.float64), [('the final layer norm is missing: pre-norm stacks normalise once more before the head', '', np.array([[18.983284633630088, 7.742950133063876, 3.647190882566862, 15.673679078912816,
           9.978015507744074, 12.912934129633006, 11.092853128961595],
          [15.761173221708194, 5.922716169001335, 2.5972080330747316, 14.728039968412656,
           7.853858565916277, 11.347634301447401, 9.054863220378257],
@@ -970,7 +1076,7 @@ CASES.update({
          [14.61028779018843, 4.821354123388438, 3.1948467619961436, 9.548356319985848,
           7.622336553451278, 10.508490620291562, 10.410300970539197],
          [18.60980582775631, 7.748547140642126, 3.138139721660666, 16.642202264140185,
-          11.34703385104308, 12.190742514888171, 9.057726872028953]], dtype=np.float64)), ('the final layer norm is applied after every block; it runs once, after the last block, before the head', np.array([[3.7095006885942374, 0.9487231095410883, 0.3318324977858984, 3.610375497588786,
+          11.34703385104308, 12.190742514888171, 9.057726872028953]], dtype=np.float64)), ('the final layer norm is applied after every block; it runs once, after the last block, before the head', '', np.array([[3.7095006885942374, 0.9487231095410883, 0.3318324977858984, 3.610375497588786,
           3.401218715938666, 2.517156408775034, 1.2033380262849611],
          [3.503417907728325, 0.6639364830336598, 0.1951730701183783, 3.7821550293982633,
           3.153822204731684, 2.5859984000240215, 1.151494546662087],
@@ -979,7 +1085,7 @@ CASES.update({
          [3.5845137621040717, 0.7085590534871243, 0.2872611721150728, 3.5481855389764756,
           3.1444585924064645, 2.6224225149162415, 1.366153297467563],
          [3.5770218783817507, 1.1382896928275525, 0.11727357928007157, 4.311121230457928,
-          3.7432426712023994, 2.2081986895972174, 0.31036847362002495]], dtype=np.float64)), ('the final layer norm ignores final_ln_gamma and final_ln_beta', np.array([[4.342445440224834, 1.2521375602252844, 0.7784049603311011, 3.405119824215174,
+          3.7432426712023994, 2.2081986895972174, 0.31036847362002495]], dtype=np.float64)), ('the final layer norm ignores final_ln_gamma and final_ln_beta', '', np.array([[4.342445440224834, 1.2521375602252844, 0.7784049603311011, 3.405119824215174,
           2.362525731987403, 3.267305856393128, 2.876277599361416],
          [4.003250653768606, 0.870406792855213, 0.5780151615157578, 3.5879940653053675,
           2.074490922919841, 3.2764804678649044, 2.6963485404475676],
@@ -988,7 +1094,7 @@ CASES.update({
          [4.501721618760391, 1.4292504121340224, 0.9800059897237829, 2.9155396885603833,
           2.3565144407278527, 3.271494361958809, 3.2480741116788026],
          [4.396678120948988, 1.5161080429528782, 0.7004869483341148, 3.8415565021981743,
-          2.7539716491424766, 3.06429443344449, 2.3186357951102115]], dtype=np.float64)), ('no positional encodings are added to the token embeddings', np.array([[3.841947984774466, 0.9197333205508533, 0.7229897382863532, 2.2689669494005207,
+          2.7539716491424766, 3.06429443344449, 2.3186357951102115]], dtype=np.float64)), ('no positional encodings are added to the token embeddings', '', np.array([[3.841947984774466, 0.9197333205508533, 0.7229897382863532, 2.2689669494005207,
           3.0340983173723077, 2.667656476293981, 2.3072440163472674],
          [3.062871225727872, -0.06656006791982376, 0.14372438264906512, 3.1850310591163096,
           2.253559915418939, 2.8431588762203384, 1.8226187227310637],
@@ -997,7 +1103,7 @@ CASES.update({
          [3.3913981270157216, 0.3349180929794656, 0.8220921567269011, 1.1144271954019331,
           2.1159224686754015, 2.7712808887814635, 3.139543836515746],
          [3.7730135796559297, 0.8678816444948255, 0.520421222502744, 2.945262514960353,
-          3.1578302734785457, 2.6533613334665755, 1.8324380295412017]], dtype=np.float64)), ('the positions are off by one: the first token gets PE[0], position i gets row i', np.array([[3.8225583193753825, 0.9852902558766098, 0.5117131253522399, 3.0779682276239586,
+          3.1578302734785457, 2.6533613334665755, 1.8324380295412017]], dtype=np.float64)), ('the positions are off by one: the first token gets PE[0], position i gets row i', 'pos_encodings[:N]', np.array([[3.8225583193753825, 0.9852902558766098, 0.5117131253522399, 3.0779682276239586,
           3.3090934510045527, 2.5910904755136337, 1.6693288140009341],
          [3.4935349017936894, 0.6029800028244859, 0.2195978594015728, 3.657802070397274,
           3.0628317340907825, 2.6337322498725464, 1.295579695385673],
@@ -1006,7 +1112,7 @@ CASES.update({
          [3.3398579469641465, 0.2480010218236099, 0.2978226730359055, 3.050385443054407,
           2.5493687610438864, 2.816703319160494, 1.9169433009717909],
          [3.4960956201801756, 0.6043074176873147, 0.2225506388097098, 3.650218222868176,
-          3.0624083878711046, 2.6349592830656468, 1.3025894069244737]], dtype=np.float64)), ('the positional encodings are indexed by the token ids; row i of PE belongs to position i, whatever the token', np.array([[3.4629795656035127, 0.4638529666729397, 0.2864686541405429, 3.320013445162518,
+          3.0624083878711046, 2.6349592830656468, 1.3025894069244737]], dtype=np.float64)), ('the positional encodings are indexed by the token ids; row i of PE belongs to position i, whatever the token', 'add pos_encodings[:N]', np.array([[3.4629795656035127, 0.4638529666729397, 0.2864686541405429, 3.320013445162518,
           2.83937415275938, 2.734331951024439, 1.6476903469843558],
          [3.3515200284144147, 0.5506924569945169, 0.061226981815274466, 4.063253138477955,
           3.1018147929282756, 2.545124574924124, 0.8894083643619977],
@@ -1015,7 +1121,7 @@ CASES.update({
          [3.110307328390296, -0.09150177558337994, 0.46983511771374137, 1.9806099572696567,
           1.9137597359240726, 2.905988730807853, 2.7068934548760746],
          [3.8923318635353956, 1.0981049818498931, 0.5691478267147082, 2.9809758826329262,
-          3.3974491566316267, 2.5517925137743327, 1.6911579349651908]], dtype=np.float64)), ("the embeddings are scaled by √d before adding positions; this lab's model adds E[ids] unscaled", np.array([[3.7984867812702277, 0.8663658355881564, 0.6114695224386645, 2.627126829253942,
+          3.3974491566316267, 2.5517925137743327, 1.6911579349651908]], dtype=np.float64)), ("the embeddings are scaled by √d before adding positions; this lab's model adds E[ids] unscaled", '', np.array([[3.7984867812702277, 0.8663658355881564, 0.6114695224386645, 2.627126829253942,
           3.074754529179232, 2.6779957600453415, 2.078632484710655],
          [2.9921319094505225, 0.027254792461466937, -0.06686647093658292, 3.9289397761538605,
           2.528946922375225, 2.6878583049308595, 1.1150894578141517],
@@ -1024,7 +1130,7 @@ CASES.update({
          [3.605408986693033, 0.6486826745094284, 0.9266698059805, 1.0854106451946848,
           2.4296029908296743, 2.6835477526776748, 3.0733209863187874],
          [4.038691749348856, 1.4503361554011291, 0.6430934681072049, 2.988611650816701,
-          3.7457435075666483, 2.3599936751365007, 1.4521228701113138]], dtype=np.float64)), ('the positional encodings are added after the blocks instead of to the input embeddings', np.array([[3.7095349920785816, 0.738345298497278, 0.5286516737190324, 2.79216067250088,
+          3.7457435075666483, 2.3599936751365007, 1.4521228701113138]], dtype=np.float64)), ('the positional encodings are added after the blocks instead of to the input embeddings', '', np.array([[3.7095349920785816, 0.738345298497278, 0.5286516737190324, 2.79216067250088,
           2.987763911814297, 2.713229908076686, 2.0037282441274806],
          [3.0594989519114697, -0.03736629257319511, 0.09672694079300714, 3.3701858399719837,
           2.3296912397104106, 2.8130910298512286, 1.6600602850885313],
@@ -1033,7 +1139,7 @@ CASES.update({
          [3.8558564463835165, 0.9950269729217089, 0.9317738340280414, 1.499870206088877,
           2.898301401465588, 2.6039777622829874, 2.731163418204668],
          [3.7824475606910855, 1.166159703523801, 0.339576115438597, 3.7380935134576125,
-          3.646627246256215, 2.382264090925687, 0.9501896673557699]], dtype=np.float64)), ('the blocks run in reverse order', np.array([[3.8188979785340686, 0.9491519256777119, 0.9490247947261387, 1.370414584314674,
+          3.646627246256215, 2.382264090925687, 0.9501896673557699]], dtype=np.float64)), ('the blocks run in reverse order', '', np.array([[3.8188979785340686, 0.9491519256777119, 0.9490247947261387, 1.370414584314674,
           2.815552179094309, 2.6102255923060946, 2.819329837929211],
          [3.5058848155353646, 0.45204234118370473, 0.4031908493594607, 2.923499439733613,
           2.7284659364376487, 2.7856696541383963, 1.9836830376936883],
@@ -1042,7 +1148,7 @@ CASES.update({
          [3.9021496605007906, 1.25319864127498, 1.1366103801618095, 0.8391923695022471,
           2.9646517447307357, 2.3979769226945145, 2.8987639822782487],
          [4.0647958983969295, 1.5294088452049006, 1.1152518547781045, 1.217602182281391,
-          3.3455369698315733, 2.2978844080554657, 2.5400546135673783]], dtype=np.float64)), ("only the first block is applied: the stream must pass through every block, each taking the previous block's output", np.array([[0.8219865554832839, -1.2866078542083976, -1.2425945231852837, 5.169733771027242,
+          3.3455369698315733, 2.2978844080554657, 2.5400546135673783]], dtype=np.float64)), ("only the first block is applied: the stream must pass through every block, each taking the previous block's output", '', np.array([[0.8219865554832839, -1.2866078542083976, -1.2425945231852837, 5.169733771027242,
           1.3177697276244347, 1.7930731663686155, -1.2150370541667943],
          [-0.3169830089562403, -1.9362771849319789, -1.6361053670864645, 4.96623279856608,
           0.4885762804672515, 1.2792653086586772, -1.9337255869494794],
@@ -1051,7 +1157,7 @@ CASES.update({
          [0.36989790758712143, -1.8412085604520978, -1.2858743624978453, 4.572367366598288,
           0.5771220441400581, 1.8700643350514008, -0.7855566791560968],
          [0.9951554513959227, -0.2813473552633226, -1.3172770292967702, 5.964197380831267,
-          2.481643007442193, 1.0072924903734173, -2.760090176046617]], dtype=np.float64)), ("each block's output is added to its input again: a block already holds its residual connections, so its output is the new stream", np.array([[3.21384592806926, 0.31275562266829093, 0.02387420598531214, 3.956418984781233,
+          2.481643007442193, 1.0072924903734173, -2.760090176046617]], dtype=np.float64)), ("each block's output is added to its input again: a block already holds its residual connections, so its output is the new stream", '', np.array([[3.21384592806926, 0.31275562266829093, 0.02387420598531214, 3.956418984781233,
           2.8330957482167425, 2.635297939911292, 1.0596528875370776],
          [1.9672439111661209, -0.4702124430047584, -0.7724698431346795, 5.129885790214303,
           2.235484035659093, 2.1515877044000162, -0.5420375001010617],
@@ -1060,7 +1166,7 @@ CASES.update({
          [3.7937142306297122, 0.8402280835467778, 0.7759949498328668, 1.9767222439918282,
           2.8748786358838294, 2.6937806189785816, 2.527490203117232],
          [3.522560707705039, 1.5415599947285266, 0.055350820897149454, 4.584602741148721,
-          4.178600641738582, 1.7691252406466769, -0.46297953751566595]], dtype=np.float64)), ("every block reads the embeddings instead of the previous block's output, so only the last block counts: each block's input is the previous block's output", np.array([[3.6175294925841013, 1.0941227770245863, 1.2730274005769084, -0.11953833498560709,
+          4.178600641738582, 1.7691252406466769, -0.46297953751566595]], dtype=np.float64)), ("every block reads the embeddings instead of the previous block's output, so only the last block counts: each block's input is the previous block's output", '', np.array([[3.6175294925841013, 1.0941227770245863, 1.2730274005769084, -0.11953833498560709,
           2.515982360773832, 2.2601326729417623, 3.3047441205785724],
          [3.7632924521850963, 0.919190528925065, 1.0129286709877052, 1.039200556615749,
           2.6901717465205817, 2.58122413882811, 2.990701242154589],
@@ -1069,8 +1175,8 @@ CASES.update({
          [3.567062236134447, 1.4367987000122449, 1.429485679601926, -0.7022205305958772,
           2.665796193702684, 1.8771921725087157, 3.170883392446059],
          [3.5096515681072193, 1.6982209855545323, 1.5025278421718895, -0.9932204160504354,
-          2.818470422843543, 1.56726988951372, 2.941126950070972]], dtype=np.float64)), ('it returns the logits of the last position only; forward returns one row of logits per position, shape (N, |V|)', np.array([3.607038946973794, 0.9072326623883273, 0.21210154513498866, 3.923063580493875,
-         3.431315980239965, 2.456978196342145, 0.902006626384973], dtype=np.float64)), ('it returns probabilities (softmax of the logits); forward returns the logits u = H Eᵀ of eq. 8.46', np.array([[0.31850121930757486, 0.015871097762965178, 0.013291375840024131, 0.27607158080798755,
+          2.818470422843543, 1.56726988951372, 2.941126950070972]], dtype=np.float64)), ('it returns the logits of the last position only; forward returns one row of logits per position, shape (N, |V|)', '', np.array([3.607038946973794, 0.9072326623883273, 0.21210154513498866, 3.923063580493875,
+         3.431315980239965, 2.456978196342145, 0.902006626384973], dtype=np.float64)), ('the head multiplies by E itself; the tied head is u = H Eᵀ (eq. 8.46), which maps d_model back to the vocabulary (without the transpose the shapes do not match)', 'return x @ self.token_embeddings.T', ('raises', 'ValueError', 'matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 7 is different from 4)')), ('it returns probabilities (softmax of the logits); forward returns the logits u = H Eᵀ of eq. 8.46', '', np.array([[0.31850121930757486, 0.015871097762965178, 0.013291375840024131, 0.27607158080798755,
           0.17071933468643036, 0.15369631710970175, 0.05184907448531624],
          [0.2388178907284977, 0.011345545793613469, 0.011553044170304234, 0.38982462790403244,
           0.12768420553918983, 0.17350779118512316, 0.047266894679239245],
@@ -1079,7 +1185,7 @@ CASES.update({
          [0.3879317691278688, 0.01879706922754675, 0.01725767205979374, 0.15306485913091367,
           0.1734719779377438, 0.16348722884748773, 0.0859894236686454],
          [0.2706534813691076, 0.018192929899837486, 0.00907843602935645, 0.37124564881089567,
-          0.22703776503103199, 0.08569363786114431, 0.018098100998626528]], dtype=np.float64)), ('it returns log-probabilities; forward returns the logits u = H Eᵀ', np.array([[-1.1441289756960071, -4.14325557462658, -4.320639887158977, -1.287095096137002,
+          0.22703776503103199, 0.08569363786114431, 0.018098100998626528]], dtype=np.float64)), ('it returns log-probabilities; forward returns the logits u = H Eᵀ', '', np.array([[-1.1441289756960071, -4.14325557462658, -4.320639887158977, -1.287095096137002,
           -1.7677343885401398, -1.872776590275081, -2.9594181943151643],
          [-1.4320539809714339, -4.478930053171207, -4.460806312212858, -0.9420583130321785,
           -2.058195207702865, -1.7515327746373381, -3.051945129602517],
@@ -1091,3 +1197,4 @@ CASES.update({
           -1.4826389095625139, -2.4569766934603336, -4.011948263417506]], dtype=np.float64))]),
     ],
 })
+PROPERTIES.update({})

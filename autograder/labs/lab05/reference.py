@@ -100,8 +100,8 @@ class MultiHeadAttention:
 def positional_encoding(max_len: int, d_model: int) -> np.ndarray:
     """Sinusoidal positional encodings.
 
-    PE[pos, 2i]   = sin(pos / 10000**(2i / d_model))
-    PE[pos, 2i+1] = cos(pos / 10000**(2i / d_model))
+    PE[pos, 2m]   = sin(pos / 10000**(2m / d_model))
+    PE[pos, 2m+1] = cos(pos / 10000**(2m / d_model))
 
     Args:
         max_len: number of positions, pos = 0 .. max_len-1
@@ -110,8 +110,8 @@ def positional_encoding(max_len: int, d_model: int) -> np.ndarray:
         PE, shape (max_len, d_model)
     """
     pos = np.arange(max_len)[:, None]                       # (max_len, 1)
-    two_i = np.arange(0, d_model, 2)[None, :]                # (1, d_model/2)
-    angles = pos / 10000.0 ** (two_i / d_model)             # (max_len, d_model/2)
+    two_m = np.arange(0, d_model, 2)[None, :]                # (1, d_model/2)
+    angles = pos / 10000.0 ** (two_m / d_model)             # (max_len, d_model/2)
     PE = np.empty((max_len, d_model))
     PE[:, 0::2] = np.sin(angles)
     PE[:, 1::2] = np.cos(angles)

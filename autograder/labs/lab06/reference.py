@@ -35,16 +35,16 @@ def get_batch(stream, starts, batch_size, block_size, rng):
     """A batch of training windows, each beginning at one of `starts`.
 
     Args:
-        stream: int array (N,), the token stream
+        stream: int array (n_tokens,), the token stream
         starts: int array, the positions where a window may begin
-        batch_size, block_size: B and T
+        batch_size, block_size: B and N
         rng: np.random.Generator, the only source of randomness
     Returns:
-        x: int array (B, T), x[b] = stream[s_b : s_b + T] for a start s_b drawn from `starts`
-        y: int array (B, T), y[b] = stream[s_b + 1 : s_b + T + 1], the next token everywhere
+        x: int array (B, N), x[b] = stream[s_b : s_b + N] for a start s_b drawn from `starts`
+        y: int array (B, N), y[b] = stream[s_b + 1 : s_b + N + 1], the next token everywhere
     """
     s = rng.choice(starts, size=batch_size)                      # (B,)
-    window = stream[s[:, None] + np.arange(block_size + 1)]     # (B, T+1)
+    window = stream[s[:, None] + np.arange(block_size + 1)]     # (B, N+1)
     return window[:, :-1], window[:, 1:]
 
 
@@ -83,14 +83,14 @@ def linear_backward(dy, x, W):
     """Backward of y = x @ W + b.
 
     Args:
-        dy: (..., C_out), gradient of the loss with respect to y
-        x:  (..., C_in), the input
-        W:  (C_in, C_out)
+        dy: (..., d_out), gradient of the loss with respect to y
+        x:  (..., d_in), the input
+        W:  (d_in, d_out)
     Returns:
-        dx (..., C_in), dW (C_in, C_out), db (C_out,)
+        dx (..., d_in), dW (d_in, d_out), db (d_out,)
     """
-    x2 = x.reshape(-1, x.shape[-1])                 # (N, C_in)
-    dy2 = dy.reshape(-1, dy.shape[-1])              # (N, C_out)
+    x2 = x.reshape(-1, x.shape[-1])                 # (n, d_in), n = all leading positions
+    dy2 = dy.reshape(-1, dy.shape[-1])              # (n, d_out)
     return (dy2 @ W.T).reshape(x.shape), x2.T @ dy2, dy2.sum(axis=0)
 
 
@@ -114,9 +114,9 @@ def layer_norm_backward(dy, x, gamma, eps=1e-5):
     """Backward of y = gamma * (x - mean) / sqrt(var + eps) + beta over the last axis.
 
     Args:
-        dy: (..., C); x: (..., C); gamma: (C,)
+        dy: (..., d); x: (..., d); gamma: (d,)
     Returns:
-        dx (..., C), dgamma (C,), dbeta (C,)
+        dx (..., d), dgamma (d,), dbeta (d,)
     """
     mu = x.mean(axis=-1, keepdims=True)
     xc = x - mu
@@ -124,8 +124,8 @@ def layer_norm_backward(dy, x, gamma, eps=1e-5):
     xhat = xc * rstd
     g = dy * gamma
     dx = rstd * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
-    C = x.shape[-1]
-    return dx, (dy * xhat).reshape(-1, C).sum(axis=0), dy.reshape(-1, C).sum(axis=0)
+    d = x.shape[-1]
+    return dx, (dy * xhat).reshape(-1, d).sum(axis=0), dy.reshape(-1, d).sum(axis=0)
 
 
 def softmax(z):
@@ -136,33 +136,33 @@ def softmax(z):
 
 
 def split_heads(M, n_heads):
-    '''(B, T, C) -> (B, H, T, d_k): head c takes columns c*d_k:(c+1)*d_k.'''
-    B, T, C = M.shape
-    return M.reshape(B, T, n_heads, C // n_heads).transpose(0, 2, 1, 3)
+    '''(B, N, d) -> (B, A, N, d_k): head c takes columns c*d_k:(c+1)*d_k.'''
+    B, N, d = M.shape
+    return M.reshape(B, N, n_heads, d // n_heads).transpose(0, 2, 1, 3)
 
 
 def merge_heads(M):
-    '''(B, H, T, d_k) -> (B, T, H*d_k): the heads concatenated (the inverse of split_heads).'''
-    B, H, T, d_k = M.shape
-    return M.transpose(0, 2, 1, 3).reshape(B, T, H * d_k)
+    '''(B, A, N, d_k) -> (B, N, A*d_k): the heads concatenated (the inverse of split_heads).'''
+    B, A, N, d_k = M.shape
+    return M.transpose(0, 2, 1, 3).reshape(B, N, A * d_k)
 
 
-def causal_mask(T, dtype=np.float64):
-    '''(T, T): 0 on and below the diagonal, -inf above it (eq. 8.34).'''
-    return np.triu(np.full((T, T), -np.inf, dtype=dtype), k=1)
+def causal_mask(N, dtype=np.float64):
+    '''(N, N): 0 on and below the diagonal, -inf above it (eq. 8.34).'''
+    return np.triu(np.full((N, N), -np.inf, dtype=dtype), k=1)
 
 
 def matmul(x, W):
-    '''x @ W as one matrix product over all leading positions: (..., C_in) -> (..., C_out).'''
+    '''x @ W as one matrix product over all leading positions: (..., d_in) -> (..., d_out).'''
     return (x.reshape(-1, x.shape[-1]) @ W).reshape(*x.shape[:-1], W.shape[1])
 
 
 def attention_forward(x, W_Q, W_K, W_V, W_O, n_heads):
-    '''Causal multi-head self-attention. x (B, T, C) -> (output (B, T, C), weights (B, H, T, T)).'''
-    B, T, C = x.shape
-    q, k, v = (split_heads(matmul(x, W), n_heads) for W in (W_Q, W_K, W_V))   # (B, H, T, d_k)
-    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(C // n_heads) + causal_mask(T, x.dtype)
-    att = softmax(scores)                                                     # (B, H, T, T)
+    '''Causal multi-head self-attention. x (B, N, d) -> (output (B, N, d), weights (B, A, N, N)).'''
+    B, N, d = x.shape
+    q, k, v = (split_heads(matmul(x, W), n_heads) for W in (W_Q, W_K, W_V))   # (B, A, N, d_k)
+    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d // n_heads) + causal_mask(N, x.dtype)
+    att = softmax(scores)                                                     # (B, A, N, N)
     return matmul(merge_heads(att @ v), W_O), att
 
 
@@ -170,24 +170,24 @@ def attention_backward(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     """Backward of attention_forward(x, W_Q, W_K, W_V, W_O, n_heads)[0].
 
     Args:
-        dout: (B, T, C), gradient of the loss with respect to the attention output
-        x: (B, T, C); W_Q, W_K, W_V, W_O: (C, C); n_heads: A
+        dout: (B, N, d), gradient of the loss with respect to the attention output
+        x: (B, N, d); W_Q, W_K, W_V, W_O: (d, d); n_heads: A
     Returns:
-        dx (B, T, C), dW_Q, dW_K, dW_V, dW_O (C, C) each
+        dx (B, N, d), dW_Q, dW_K, dW_V, dW_O (d, d) each
     """
-    B, T, C = x.shape
-    scale = 1 / math.sqrt(C // n_heads)
+    B, N, d = x.shape
+    scale = 1 / math.sqrt(d // n_heads)
     q, k, v = (split_heads(matmul(x, W), n_heads) for W in (W_Q, W_K, W_V))
-    att = softmax(q @ k.transpose(0, 1, 3, 2) * scale + causal_mask(T, x.dtype))
-    concat = merge_heads(att @ v)                                   # (B, T, C)
-    x2, dout2 = x.reshape(-1, C), dout.reshape(-1, C)
-    dW_O = concat.reshape(-1, C).T @ dout2
-    dheads = split_heads(matmul(dout, W_O.T), n_heads)              # (B, H, T, d_k)
-    datt = dheads @ v.transpose(0, 1, 3, 2)                         # (B, H, T, T)
+    att = softmax(q @ k.transpose(0, 1, 3, 2) * scale + causal_mask(N, x.dtype))
+    concat = merge_heads(att @ v)                                   # (B, N, d)
+    x2, dout2 = x.reshape(-1, d), dout.reshape(-1, d)
+    dW_O = concat.reshape(-1, d).T @ dout2
+    dheads = split_heads(matmul(dout, W_O.T), n_heads)              # (B, A, N, d_k)
+    datt = dheads @ v.transpose(0, 1, 3, 2)                         # (B, A, N, N)
     dv = att.transpose(0, 1, 3, 2) @ dheads
     dscores = att * (datt - (att * datt).sum(axis=-1, keepdims=True)) * scale
     dq, dk = dscores @ k, dscores.transpose(0, 1, 3, 2) @ q
-    grads = [merge_heads(d).reshape(-1, C) for d in (dq, dk, dv)]   # (B*T, C) each
+    grads = [merge_heads(g).reshape(-1, d) for g in (dq, dk, dv)]   # (B*N, d) each
     dx = sum(g @ W.T for g, W in zip(grads, (W_Q, W_K, W_V))).reshape(x.shape)
     return (dx, x2.T @ grads[0], x2.T @ grads[1], x2.T @ grads[2], dW_O)
 
@@ -196,16 +196,16 @@ def embedding_backward(d_x, d_logits, token_ids, h):
     """Gradient of the tied embedding E, used by x = E[token_ids] (+ positions) and u = h @ E.T.
 
     Args:
-        d_x: (B, T, C), gradient with respect to the embedded input x
-        d_logits: (B, T, V), gradient with respect to the logits u
-        token_ids: int (B, T)
-        h: (B, T, C), the final hidden states that the head multiplied by E.T
+        d_x: (B, N, d), gradient with respect to the embedded input x
+        d_logits: (B, N, V), gradient with respect to the logits u
+        token_ids: int (B, N)
+        h: (B, N, d), the final hidden states that the head multiplied by E.T
     Returns:
-        dE: (V, C)
+        dE: (V, d)
     """
-    V, C = d_logits.shape[-1], d_x.shape[-1]
-    dE = d_logits.reshape(-1, V).T @ h.reshape(-1, C)               # from the head
-    np.add.at(dE, token_ids.reshape(-1), d_x.reshape(-1, C))        # from the lookup
+    V, d = d_logits.shape[-1], d_x.shape[-1]
+    dE = d_logits.reshape(-1, V).T @ h.reshape(-1, d)               # from the head
+    np.add.at(dE, token_ids.reshape(-1), d_x.reshape(-1, d))        # from the lookup
     return dE
 
 
@@ -236,9 +236,9 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 
 
 def forward(params, ids, n_heads=4, act="relu"):
-    '''ids (B, T) -> logits (B, T, V), and what backward needs.'''
+    '''ids (B, N) -> logits (B, N, V), and what backward needs.'''
     n_layers = sum(k.endswith(".W_Q") for k in params)
-    x = params["E"][ids] + params["P"][:ids.shape[1]]               # (B, T, C)
+    x = params["E"][ids] + params["P"][:ids.shape[1]]               # (B, N, d)
     saved = []
     for l in range(n_layers):
         p = lambda name: params[f"{l}.{name}"]                      # noqa: E731
@@ -338,9 +338,9 @@ def attention_entropy(weights):
     """Mean attention entropy in bits, per head.
 
     Args:
-        weights: (B, H, T, T) attention weights of one layer; each row sums to 1
+        weights: (B, A, N, N) attention weights of one layer; each row sums to 1
     Returns:
-        (H,) the entropy -sum_j a_ij log2 a_ij of every row, averaged over B and the T query positions
+        (A,) the entropy -sum_j alpha_ij log2 alpha_ij of every row, averaged over B and the N query positions
     """
     safe = np.where(weights > 0, weights, 1.0)                  # log2(1) = 0 stands for 0 log 0
     return -(weights * np.log2(safe)).sum(axis=-1).mean(axis=(0, 2))

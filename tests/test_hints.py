@@ -1,0 +1,161 @@
+"""The student helper's messages: the idea first, the exact fix after repeated failures, no frame
+of the helper in the traceback, and the common mistakes caught before submission."""
+import importlib.util
+import io
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+
+import numpy as np
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from autograder import labs
+from autograder.labs.lab05 import reference as ref05
+from autograder.labs.lab06 import reference as ref06
+from conftest import ROOT
+
+ELEMENTWISE = """
+def attention_backward(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    B, N, d = x.shape
+    scale = 1 / math.sqrt(d // n_heads)
+    q, k, v = (split_heads(matmul(x, W), n_heads) for W in (W_Q, W_K, W_V))
+    att = softmax(q @ k.transpose(0, 1, 3, 2) * scale + causal_mask(N, x.dtype))
+    dheads = split_heads(matmul(dout, W_O.T), n_heads)
+    datt, dv = dheads @ v.transpose(0, 1, 3, 2), att.transpose(0, 1, 3, 2) @ dheads
+    dscores = att * (1 - att) * datt * scale
+    grads = [merge_heads(g).reshape(-1, d) for g in (dscores @ k, dscores.transpose(0, 1, 3, 2) @ q, dv)]
+    x2 = x.reshape(-1, d)
+    dx = sum(g @ W.T for g, W in zip(grads, (W_Q, W_K, W_V))).reshape(x.shape)
+    concat = merge_heads(att @ v).reshape(-1, d)
+    return dx, x2.T @ grads[0], x2.T @ grads[1], x2.T @ grads[2], concat.T @ dout.reshape(-1, d)
+"""
+
+
+def helper(assignment):
+    """A fresh copy of the generated student helper of `assignment`."""
+    path = ROOT / "source" / assignment / labs.load(assignment).HELPER
+    spec = importlib.util.spec_from_file_location(f"helper_{assignment}_{id(path)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def student(source, reference, name):
+    """`name` defined by `source` in a namespace holding the reference's other functions."""
+    namespace = dict(vars(reference))
+    exec(source, namespace)
+    return namespace[name]
+
+
+def failure(check, obj) -> str:
+    with pytest.raises(AssertionError) as raised:
+        check(obj)
+    return str(raised.value)
+
+
+def test_the_exact_fix_appears_only_from_the_third_failure_in_a_row():
+    h = helper("lab06_training")
+    wrong = student(ELEMENTWISE, ref06, "attention_backward")
+    first, second, third = (failure(h.check, wrong) for _ in range(3))
+    assert "likely cause: the softmax backward treats each weight as a function of its own score" in first
+    assert "fix (shown after" not in first and "fix (shown after" not in second
+    assert "2 more times" in first and "1 more time)" in second
+    assert "fix (shown after 3 failures of this check): δS = α ⊙ (δα - rowsum(α ⊙ δα))" in third
+    h.check(ref06.attention_backward)                       # a pass starts the count again
+    assert "fix (shown after" not in failure(h.check, wrong)
+
+
+def test_a_mistake_without_a_fix_never_shows_one():
+    h = helper("lab05_transformers")
+    naive = student("def softmax(z):\n    e = np.exp(z)\n    return e / e.sum(axis=-1, keepdims=True)\n",
+                    ref05, "softmax")
+    messages = [failure(h.check, naive) for _ in range(4)]
+    assert all("likely cause: no maximum is subtracted" in m for m in messages)
+    assert not any("fix (shown after" in m or "more time" in m for m in messages)
+
+
+def run_in_ipython(*cells) -> str:
+    shell = InteractiveShell.instance(colors="nocolor")
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(out):
+        for cell in cells:
+            shell.run_cell(cell)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("wrong, shown", [
+    ("def layer_norm(x, gamma=None, beta=None, eps=1e-5):\n"
+     "    xc = x - x.mean(axis=-1, keepdims=True)\n"
+     "    return gamma * xc / np.sqrt((xc * xc).mean(axis=-1, keepdims=True) + eps) + beta\n",
+     ["Traceback (your code only):", "return gamma * xc", "raised TypeError: unsupported operand",
+      "likely cause: a value that is None was used as an array"]),
+    ("def layer_norm(x, gamma=None, beta=None, eps=1e-5):\n    return x\n",
+     ["AssertionError: layer_norm failed the visible check"]),
+    ("def layer_norm(x, gamma=None, beta=None, eps=1e-5):\n    raise NotImplementedError()\n",
+     ["NotImplementedError: layer_norm is still the stub"]),
+])
+def test_an_ipython_traceback_shows_the_message_and_no_frame_of_the_helper(monkeypatch, wrong, shown):
+    folder = ROOT / "source" / "lab05_transformers"
+    monkeypatch.syspath_prepend(str(folder))
+    sys.modules.pop("lab05_checks", None)
+    text = run_in_ipython("import numpy as np\nfrom lab05_checks import check", wrong, "check(layer_norm)")
+    for piece in shown:
+        assert piece in text, text
+    assert "lab05_checks" not in text.replace("from lab05_checks import check", ""), text
+    assert "def check(" not in text and "_fail(" not in text and "execute(" not in text, text
+
+
+GLOBAL_RANDOM = """
+def get_batch(stream, starts, batch_size, block_size, rng):
+    s = np.random.choice(starts, size=batch_size)
+    window = stream[s[:, None] + np.arange(block_size + 1)]
+    return window[:, :-1], window[:, 1:]
+"""
+
+FIXED_SEED = GLOBAL_RANDOM.replace("np.random.choice", "np.random.default_rng(0).choice")
+
+GLOBAL_SAMPLE = """
+def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+    if greedy:
+        return int(np.argmax(logits))
+    probs = next_token_probs(logits, temperature, top_k, top_p)
+    return int(np.random.choice(len(probs), p=probs))
+"""
+
+
+@pytest.mark.parametrize("source, name, problem", [
+    (GLOBAL_RANDOM, "get_batch", "never from np.random"),
+    (FIXED_SEED, "get_batch", "every rng seed gave the same batch"),
+    (GLOBAL_SAMPLE, "sample_token", "never with np.random"),
+])
+def test_randomness_that_does_not_come_from_rng_is_caught(source, name, problem):
+    assert problem in failure(helper("lab06_training").check, student(source, ref06, name))
+
+
+def test_the_randomness_check_leaves_the_global_state_as_it_found_it():
+    np.random.seed(7)
+    state = np.random.get_state()
+    helper("lab06_training").check(ref06.get_batch)
+    assert all(np.array_equal(a, b) for a, b in zip(np.random.get_state(), state))
+
+
+@pytest.mark.parametrize("name", ["get_batch", "sample_token", "cross_entropy", "attention_backward"])
+def test_the_reference_passes_the_visible_checks(name, capsys):
+    helper("lab06_training").check(getattr(ref06, name))
+    assert "visible checks passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("source, cause", [
+    ("def cross_entropy(logits, targets):\n"
+     "    p = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)\n"
+     "    return float(-np.log(np.take_along_axis(p, targets[..., None], axis=-1)).mean())\n",
+     "np.exp(u) overflows"),
+    ("def cross_entropy(logits, targets):\n"
+     "    return float(-np.log(np.take_along_axis(softmax(logits), targets[..., None], axis=-1)).mean())\n",
+     "log(softmax(u))"),
+    (ELEMENTWISE, "its own score only"),
+])
+def test_common_lab06_mistakes_are_named_before_submission(source, cause):
+    name = "attention_backward" if "attention_backward" in source else "cross_entropy"
+    assert "likely cause: " in (message := failure(helper("lab06_training").check, student(source, ref06, name)))
+    assert cause in message
