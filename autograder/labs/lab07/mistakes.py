@@ -186,6 +186,18 @@ def no_mask(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=False)
 
 
+@mistake("rope_attention", "the mask is applied after the softmax: the weights after the diagonal are zeroed "
+         "but the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)")
+def masked_after_softmax(X, W_Q, W_K, W_V, W_O, n_heads):
+    B, N, d = X.shape
+    positions = np.arange(N)
+    q, k, v = (_heads(R.matmul(X, W), n_heads) for W in (W_Q, W_K, W_V))
+    q, k = R.apply_rope(q, positions), R.apply_rope(k, positions)
+    weights, v = _attend(q, k, v, 1 / math.sqrt(d // n_heads), mask=False)
+    weights = weights * np.tril(np.ones((N, N)))
+    return R.matmul(R.merge_heads(weights @ v), W_O), weights
+
+
 @mistake("rope_attention", "the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head")
 def scaled_by_model_width(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, scale=1 / math.sqrt(X.shape[-1]))

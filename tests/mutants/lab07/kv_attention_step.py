@@ -88,4 +88,17 @@ CORRECT = [
             weights = softmax(np.einsum("aqd,akd->aqk", apply_rope(q, pos), k_cache) / math.sqrt(d_k))
             return merge_heads((weights @ v_cache)[None])[0, 0] @ W_O, k_cache, v_cache
     '''),
+    correct(PART, "einsum_and_float_position", '''
+        def kv_attention_step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+            A, t, d_k = k_cache.shape[0], k_cache.shape[1], x.shape[-1] // n_heads
+            where = np.full(1, float(t))
+            q = apply_rope(np.einsum("d,de->e", x, W_Q).reshape(A, 1, d_k), where)
+            k = apply_rope(np.einsum("d,de->e", x, W_K).reshape(A, 1, d_k), where)
+            v = np.einsum("d,de->e", x, W_V).reshape(A, 1, d_k)
+            keys, values = np.concatenate((k_cache, k), axis=-2), np.concatenate((v_cache, v), axis=-2)
+            scores = np.einsum("aqd,akd->aqk", q, keys) / d_k ** 0.5
+            w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            return np.einsum("aqk,akd->aqd", w, values).reshape(-1) @ W_O, keys, values
+    '''),
 ]

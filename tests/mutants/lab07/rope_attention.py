@@ -50,6 +50,9 @@ WRONG = [
     wrong(PART, "queries_forgotten", "queries_not_rotated", variant(rope_q="")),
     wrong(PART, "lab06_attention", "not_rotated", variant(rope_q="", rope_k="")),
     wrong(PART, "no_mask", "no_mask", variant(mask="")),
+    wrong(PART, "mask_after_softmax", "masked_after_softmax", variant(
+        mask="", **{"scores": "    scores = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(d_k)\n"}).replace(
+        "    weights = softmax(scores)\n", "    weights = softmax(scores) * np.tril(np.ones((N, N)))\n")),
     wrong(PART, "sqrt_d", "scaled_by_model_width", variant(
         scores="    scores = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(d)\n")),
     wrong(PART, "heads_by_reshape", "heads_by_reshape", '''

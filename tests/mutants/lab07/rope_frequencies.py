@@ -42,6 +42,11 @@ CORRECT = [
         def rope_frequencies(d_k, base=10000.0):
             return np.exp(-math.log(base) * np.arange(0, d_k, 2) / d_k)
     '''),
+    correct(PART, "half_width_denominator", '''
+        def rope_frequencies(d_k, base=10000.0):
+            m = np.arange(d_k // 2)
+            return base ** (-m / (d_k // 2))
+    '''),
     correct(PART, "power_of_reciprocal", '''
         def rope_frequencies(d_k, base=10000.0):
             return np.power(1.0 / base, 2 * np.arange(d_k // 2) / d_k)
