@@ -37,6 +37,7 @@ CASES = {
         ("one row at position 1, d_k = 4", C.apply_rope(np.array([[1.0, 0.0, 1.0, 0.0]]), np.array([1]))),
         ("positions 0, 1, 2, d_k = 4", C.apply_rope(_r(3, 4), np.arange(3))),
         ("positions 5 and -2 (need not start at 0)", C.apply_rope(_r(2, 2, 4), np.array([5, -2]))),
+        ("base 100", C.apply_rope(_r(2, 4), np.array([1, 3]), base=100.0)),
     ],
     "rope_attention": [
         ("B = 1, N = 3, d = 4, one head", C.rope_attention(_r(1, 3, 4), _weights(4), 1)),
