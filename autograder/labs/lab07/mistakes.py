@@ -198,6 +198,19 @@ def masked_after_softmax(X, W_Q, W_K, W_V, W_O, n_heads):
     return R.matmul(R.merge_heads(weights @ v), W_O), weights
 
 
+@mistake("rope_attention", "the mask also hides the diagonal, so a query cannot see its own position and the "
+         "first row is all -inf: keep j <= i (np.triu with k=1)")
+def diagonal_masked(X, W_Q, W_K, W_V, W_O, n_heads):
+    B, N, d = X.shape
+    positions = np.arange(N)
+    q, k, v = (_heads(R.matmul(X, W), n_heads) for W in (W_Q, W_K, W_V))
+    q, k = R.apply_rope(q, positions), R.apply_rope(k, positions)
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d // n_heads) + np.triu(np.full((N, N), -np.inf), k=0)
+    with np.errstate(invalid="ignore"):
+        weights = R.softmax(scores)
+    return R.matmul(R.merge_heads(weights @ v), W_O), weights
+
+
 @mistake("rope_attention", "the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head")
 def scaled_by_model_width(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, scale=1 / math.sqrt(X.shape[-1]))
@@ -319,6 +332,13 @@ def scaled_at_evaluation(x, p, rng, training=True):
     if p == 0:
         return x.copy()
     return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
+
+
+@mistake("dropout", "the dropout probability is a fixed number in the code: use the argument p")
+def fixed_rate(x, p, rng, training=True):
+    if not training:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= 0.1, x / 0.9, 0.0)
 
 
 @mistake("dropout", "one decision is drawn per row (the mask has shape (..., 1)): draw one per entry")

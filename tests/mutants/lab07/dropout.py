@@ -46,6 +46,16 @@ WRONG = [
             mask = rng.random((*x.shape[:-1], 1)) >= p
             return np.where(mask, x / (1 - p), 0.0)
     '''),
+    wrong(PART, "fixed_rate", "fixed_rate", '''
+        RATE = 0.1
+
+
+        def dropout(x, p, rng, training=True):
+            if not training:
+                return x.copy()
+            keep = rng.random(x.shape) >= RATE
+            return np.where(keep, x / (1 - RATE), 0.0)
+    '''),
     wrong(PART, "global_generator", None, '''
         def dropout(x, p, rng, training=True):
             if not training or p == 0:

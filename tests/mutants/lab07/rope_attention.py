@@ -53,6 +53,8 @@ WRONG = [
     wrong(PART, "mask_after_softmax", "masked_after_softmax", variant(
         mask="", **{"scores": "    scores = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(d_k)\n"}).replace(
         "    weights = softmax(scores)\n", "    weights = softmax(scores) * np.tril(np.ones((N, N)))\n")),
+    wrong(PART, "diagonal_masked", "diagonal_masked", variant(
+        mask="    scores = scores + np.triu(np.full((N, N), -np.inf), k=0)\n")),
     wrong(PART, "sqrt_d", "scaled_by_model_width", variant(
         scores="    scores = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(d)\n")),
     wrong(PART, "heads_by_reshape", "heads_by_reshape", '''
