@@ -1,0 +1,7 @@
+"""Lab 07: rotary positions, KV-cache generation, dropout and attention support (J&M ch. 8)."""
+from . import mistakes  # noqa: F401  (registers the catalogue on the suite)
+from .suite import suite
+from .visible import CASES
+
+HELPER = "lab07_checks.py"
+__all__ = ["suite", "CASES", "HELPER"]
