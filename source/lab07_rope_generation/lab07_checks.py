@@ -248,13 +248,36 @@ def _describe(exc: BaseException, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 import sys
+import traceback
 import warnings
 
 import numpy as np
 
 
 TOL = dict(rtol=1e-6, atol=1e-8)
-CASES: dict = {}    # name -> [(description, call, names, expected, [(message, output), ...])]
+FIX_AFTER = 3       # the exact fix is shown from this many failures of the same case in a row
+CASES: dict = {}    # name -> [(description, call, names, expected, [(message, fix, outcome), ...])]
+PROPERTIES: dict = {}   # name -> [(description, [call, ...], not_reproducible, ignores_rng)]
+_failures: dict = {}    # (name, description) -> failures in a row
+
+
+class CheckFailed(AssertionError):
+    """A visible check failed. IPython shows the message (and the student's frames) only."""
+    shown_as = "AssertionError"
+
+    def __init__(self, message: str, frames=()):
+        super().__init__(message)
+        self.frames = list(frames)
+
+    def _render_traceback_(self):
+        lines = []
+        if self.frames:
+            lines += ["Traceback (your code only):"] + [line.rstrip("\n") for line in traceback.format_list(self.frames)]
+        return lines + [f"{self.shown_as}: {self}"]
+
+
+class StillAStub(CheckFailed, NotImplementedError):
+    shown_as = "NotImplementedError"
 
 
 def check(obj) -> None:
@@ -263,27 +286,34 @@ def check(obj) -> None:
     if name not in CASES:
         raise ValueError(f"no visible checks for {obj!r}; pass the function or class itself")
     namespace = {**_namespace_of(obj), name: obj}
-    cases = CASES[name]
-    for description, call, names, expected, mistakes in cases:
+    for description, call, names, expected, mistakes in CASES[name]:
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                got, given = execute(call, namespace)
-        except NotImplementedError:
-            raise NotImplementedError(
-                f"{name} is still the stub: replace `raise NotImplementedError()` with your code, "
-                "then run this cell again.") from None
-        except Exception:
-            print(f"✘ {name}: visible check '{description}' raised an error while running "
-                  f"{call.describe()}; the traceback below shows where.")
-            raise
-        problem = mismatch(got, expected, names=names, **TOL)
-        if problem is None:
-            problem = _modified_input(call, given)
+            got, given = _quietly(execute, call, namespace)
+        except NotImplementedError as exc:
+            if not str(exc):
+                raise StillAStub(f"{name} is still the stub: replace `raise NotImplementedError()` "
+                                 "with your code, then run this cell again.") from None
+            _fail(name, description, call, f"raised NotImplementedError: {exc}", exc, mistakes)
+        except Exception as exc:
+            _fail(name, description, call, f"raised {type(exc).__name__}: {exc}", exc, mistakes)
+        else:
+            problem = mismatch(got, expected, names=names, **TOL) or _modified_input(call, given)
+            if problem:
+                _fail(name, description, call, problem, got, mistakes)
+            _failures.pop((name, description), None)
+    for description, calls, not_reproducible, ignores_rng in PROPERTIES.get(name, []):
+        problem = _property(calls, namespace, not_reproducible, ignores_rng)
         if problem:
-            raise AssertionError(_report(name, description, call, problem, got, mistakes))
-    print(f"✔ {name}: {len(cases)} visible check{'s' * (len(cases) > 1)} passed. "
+            raise CheckFailed(f"{name} failed the visible check '{description}'.\n  problem: {problem}")
+    count = len(CASES[name]) + len(PROPERTIES.get(name, []))
+    print(f"✔ {name}: {count} visible check{'s' * (count > 1)} passed. "
           "The hidden tests check more cases and edge cases when you submit.")
+
+
+def _quietly(function, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return function(*args)
 
 
 def _namespace_of(obj) -> dict:
@@ -302,68 +332,144 @@ def _modified_input(call, given) -> str | None:
     return None
 
 
-def _report(name, description, call, problem, got, mistakes) -> str:
+def _fail(name, description, call, problem, outcome, mistakes):
+    """Raise the tiered report of a failed case: the idea first, the exact fix after FIX_AFTER."""
+    key = (name, description)
+    _failures[key] = _failures.get(key, 0) + 1
     lines = [f"{name} failed the visible check '{description}'.",
              f"  call:    {call.describe()}",
              f"  problem: {problem}"]
-    cause = next((message for message, output in mistakes if close(got, output, **TOL)), None)
+    raised = isinstance(outcome, BaseException)
+    frames = _own_frames(outcome) if raised else []
+    if frames:
+        lines.append(f"  where:   line {frames[-1].lineno} of {frames[-1].name}: {(frames[-1].line or '').strip()}")
+    cause = next(((message, fix) for message, fix, expected in mistakes
+                  if _same_outcome(outcome, expected)), None)
+    if cause is None and raised and "NoneType" in str(outcome):
+        cause = ("a value that is None was used as an array: an argument left at its default "
+                 "None must be replaced by what the docstring says None stands for", "")
     if cause:
-        lines.append(f"  likely cause: {cause}")
-    return "\n".join(lines)
+        lines.append(f"  likely cause: {cause[0]}")
+        if cause[1] and _failures[key] >= FIX_AFTER:
+            lines.append(f"  fix (shown after {FIX_AFTER} failures of this check): {cause[1]}")
+        elif cause[1]:
+            lines.append(f"  (the exact fix is shown if this check fails {FIX_AFTER - _failures[key]} more time"
+                         f"{'s' * (FIX_AFTER - _failures[key] > 1)})")
+    raise CheckFailed("\n".join(lines), frames) from None
+
+
+def raised(outcome) -> bool:
+    """A mistake's outcome that is an exception, recorded as ("raises", type name, message)."""
+    return (isinstance(outcome, tuple) and len(outcome) == 3 and isinstance(outcome[0], str)
+            and outcome[0] == "raises")
+
+
+def _same_outcome(outcome, expected) -> bool:
+    """The student's result, or exception, equals a mistake's."""
+    if isinstance(outcome, BaseException):
+        return raised(expected) and expected[1:] == (type(outcome).__name__, str(outcome))
+    if raised(expected):
+        return False
+    return close(outcome, expected, **TOL) or close(_overflowed(outcome), _overflowed(expected), **TOL)
+
+
+def _overflowed(value):
+    """The value with inf and nan made alike: an overflow leaves one or the other."""
+    if isinstance(value, tuple):
+        return tuple(_overflowed(v) for v in value)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return value
+    return np.where(np.isfinite(array), array, np.nan)
+
+
+def _own_frames(exc) -> list:
+    """The frames of the student's code in an exception's traceback (not this helper's)."""
+    try:
+        here = __file__
+    except NameError:   # the helper's code run with exec
+        here = None
+    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != here]
+
+
+def _property(calls, namespace, not_reproducible, ignores_rng) -> str | None:
+    """A randomised function must draw only from the rng it is given: the same seeds give the
+    same results whatever the global `np.random` state, and different seeds different ones."""
+    saved = np.random.get_state()
+    try:
+        runs = []
+        for global_seed in (1, 2):
+            np.random.seed(global_seed)
+            runs.append([_quietly(execute, call, namespace)[0] for call in calls])
+    except Exception as exc:
+        return f"raised {type(exc).__name__}: {exc}"
+    finally:
+        np.random.set_state(saved)
+    same = lambda a, b: all(np.array_equal(x, y) for x, y in zip(_items(a), _items(b)))  # noqa: E731
+    if not all(same(a, b) for a, b in zip(*runs)):
+        return not_reproducible
+    if all(same(runs[0][0], other) for other in runs[0][1:]):
+        return ignores_rng
+    return None
+
+
+def _items(value) -> list:
+    return list(value) if isinstance(value, tuple) else [value]
 
 nan, inf = float('nan'), float('inf')
 CASES.update({
     'rope_frequencies': [
-        ('d_k = 8', Call('rope_frequencies', (8,), {}, None), None, np.array([1.0, 0.1, 0.01, 0.001], dtype=np.float64), [('the exponent is -m/d_k: theta_m = base^(-2m/d_k), the 2 counts the two dimensions of each pair', np.array([1.0, 0.31622776601683794, 0.1, 0.03162277660168379], dtype=np.float64)), ('the exponents run from 0 to exactly -1 (linspace): they are -2m/d_k, so the last pair stops short of 1/base', np.array([1.0, 0.046415888336127795, 0.0021544346900318843, 0.0001], dtype=np.float64)), ('one frequency per dimension (d_k of them): RoPE has one per pair of dimensions, d_k/2 in all', np.array([1.0, 0.31622776601683794, 0.1, 0.03162277660168379, 0.01, 0.0031622776601683794, 0.001,
-         0.00031622776601683794], dtype=np.float64)), ('the exponent is positive: the frequencies must fall from 1 towards 1/base, theta_m = base^(-2m/d_k)', np.array([1.0, 10.0, 100.0, 1000.0], dtype=np.float64)), ('the exponent is computed with integer division (//), which makes it 0 for every pair: divide with /', np.array([1.0, 1.0, 1.0, 1.0], dtype=np.float64))]),
-        ('d_k = 4, base 100', Call('rope_frequencies', (4,), {'base': 100.0}, None), None, np.array([1.0, 0.1], dtype=np.float64), [('the exponent is -m/d_k: theta_m = base^(-2m/d_k), the 2 counts the two dimensions of each pair', np.array([1.0, 0.31622776601683794], dtype=np.float64)), ('the exponents run from 0 to exactly -1 (linspace): they are -2m/d_k, so the last pair stops short of 1/base', np.array([1.0, 0.01], dtype=np.float64)), ('one frequency per dimension (d_k of them): RoPE has one per pair of dimensions, d_k/2 in all', np.array([1.0, 0.31622776601683794, 0.1, 0.03162277660168379], dtype=np.float64)), ('the exponent is positive: the frequencies must fall from 1 towards 1/base, theta_m = base^(-2m/d_k)', np.array([1.0, 10.0], dtype=np.float64)), ('the exponent is computed with integer division (//), which makes it 0 for every pair: divide with /', np.array([1.0, 1.0], dtype=np.float64)), ('the base 10000 is fixed in the code: use the `base` argument', np.array([1.0, 0.01], dtype=np.float64))]),
+        ('d_k = 8', Call('rope_frequencies', (8,), {}, None), None, np.array([1.0, 0.1, 0.01, 0.001], dtype=np.float64), [('the exponent is -m/d_k: theta_m = base^(-2m/d_k), the 2 counts the two dimensions of each pair', '', np.array([1.0, 0.31622776601683794, 0.1, 0.03162277660168379], dtype=np.float64)), ('the exponents run from 0 to exactly -1 (linspace): they are -2m/d_k, so the last pair stops short of 1/base', '', np.array([1.0, 0.046415888336127795, 0.0021544346900318843, 0.0001], dtype=np.float64)), ('one frequency per dimension (d_k of them): RoPE has one per pair of dimensions, d_k/2 in all', '', np.array([1.0, 0.31622776601683794, 0.1, 0.03162277660168379, 0.01, 0.0031622776601683794, 0.001,
+         0.00031622776601683794], dtype=np.float64)), ('the exponent is positive: the frequencies must fall from 1 towards 1/base, theta_m = base^(-2m/d_k)', '', np.array([1.0, 10.0, 100.0, 1000.0], dtype=np.float64)), ('the exponent is computed with integer division (//), which makes it 0 for every pair: divide with /', '', np.array([1.0, 1.0, 1.0, 1.0], dtype=np.float64))]),
+        ('d_k = 4, base 100', Call('rope_frequencies', (4,), {'base': 100.0}, None), None, np.array([1.0, 0.1], dtype=np.float64), [('the exponent is -m/d_k: theta_m = base^(-2m/d_k), the 2 counts the two dimensions of each pair', '', np.array([1.0, 0.31622776601683794], dtype=np.float64)), ('the exponents run from 0 to exactly -1 (linspace): they are -2m/d_k, so the last pair stops short of 1/base', '', np.array([1.0, 0.01], dtype=np.float64)), ('one frequency per dimension (d_k of them): RoPE has one per pair of dimensions, d_k/2 in all', '', np.array([1.0, 0.31622776601683794, 0.1, 0.03162277660168379], dtype=np.float64)), ('the exponent is positive: the frequencies must fall from 1 towards 1/base, theta_m = base^(-2m/d_k)', '', np.array([1.0, 10.0], dtype=np.float64)), ('the exponent is computed with integer division (//), which makes it 0 for every pair: divide with /', '', np.array([1.0, 1.0], dtype=np.float64)), ('the base 10000 is fixed in the code: use the `base` argument', '', np.array([1.0, 0.01], dtype=np.float64))]),
     ],
     'apply_rope': [
-        ('one row at position 1, d_k = 4', Call('apply_rope', (np.array([[1.0, 0.0, 1.0, 0.0]], dtype=np.float64), np.array([1], dtype=np.int64)), {}, None), None, np.array([[0.5403023058681398, 0.8414709848078965, 0.9999500004166653, 0.009999833334166664]], dtype=np.float64), [('the rotation turns the wrong way (angle -i*theta): the first output of a pair is x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos', np.array([[0.5403023058681398, -0.8414709848078965, 0.9999500004166653, -0.009999833334166664]], dtype=np.float64)), ("dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs neighbours (2m, 2m+1)", np.array([[-0.30116867893975674, 0.0, 1.3817732906760363, 0.0]], dtype=np.float64)), ('the rows are rotated by their index 0, 1, ..., N-1, not by the given positions', np.array([[1.0, 0.0, 1.0, 0.0]], dtype=np.float64)), ('the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]', np.array([[0.5403023058681398, -0.8414709848078965, 0.9999500004166653, -0.009999833334166664]], dtype=np.float64)), ('the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from rope_frequencies', np.array([[0.5403023058681398, 0.8414709848078965, 0.9950041652780258, 0.09983341664682815]], dtype=np.float64)), ('the odd outputs are computed from the already rotated even entries: keep the original pair (x_2m, x_2m+1) until both outputs are computed', np.array([[0.5403023058681398, 0.4546487134128409, 0.9999500004166653, 0.00999933334666654]], dtype=np.float64))]),
+        ('one row at position 1, d_k = 4', Call('apply_rope', (np.array([[1.0, 0.0, 1.0, 0.0]], dtype=np.float64), np.array([1], dtype=np.int64)), {}, None), None, np.array([[0.5403023058681398, 0.8414709848078965, 0.9999500004166653, 0.009999833334166664]], dtype=np.float64), [('the rotation turns the wrong way (angle -i*theta): the first output of a pair is x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos', '', np.array([[0.5403023058681398, -0.8414709848078965, 0.9999500004166653, -0.009999833334166664]], dtype=np.float64)), ("dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs neighbours (2m, 2m+1)", '', np.array([[-0.30116867893975674, 0.0, 1.3817732906760363, 0.0]], dtype=np.float64)), ('the rows are rotated by their index 0, 1, ..., N-1, not by the given positions', '', np.array([[1.0, 0.0, 1.0, 0.0]], dtype=np.float64)), ('the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]', '', np.array([[0.5403023058681398, -0.8414709848078965, 0.9999500004166653, -0.009999833334166664]], dtype=np.float64)), ('the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from rope_frequencies', '', np.array([[0.5403023058681398, 0.8414709848078965, 0.9950041652780258, 0.09983341664682815]], dtype=np.float64)), ('the odd outputs are computed from the already rotated even entries: keep the original pair (x_2m, x_2m+1) until both outputs are computed', '', np.array([[0.5403023058681398, 0.4546487134128409, 0.9999500004166653, 0.00999933334666654]], dtype=np.float64))]),
         ('positions 0, 1, 2, d_k = 4', Call('apply_rope', (np.array([[-0.76, -1.34, 0.54, 0.94], [-0.86, 0.23, -0.18, -0.5], [3.24, 1.73, 1.05, 1.31]], dtype=np.float64), np.array([0, 1, 2], dtype=np.int64)), {}, None), None, np.array([[-0.76, -1.34, 0.54, 0.94],
          [-0.6581983095524164, -0.5993955165851188, -0.17499108340791641, -0.5017749702084826],
-         [-2.9214002988211707, 2.2261896356886526, 1.0235917536316403, 1.3307366087612167]], dtype=np.float64), [('the rotation turns the wrong way (angle -i*theta): the first output of a pair is x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos', np.array([[-0.76, -1.34, 0.54, 0.94],
+         [-2.9214002988211707, 2.2261896356886526, 1.0235917536316403, 1.3307366087612167]], dtype=np.float64), [('the rotation turns the wrong way (angle -i*theta): the first output of a pair is x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos', '', np.array([[-0.76, -1.34, 0.54, 0.94],
          [-0.27112165654078396, 0.8479345772844631, -0.18499091674208307, -0.49817503020818266],
-         [0.22476879799568783, -3.6660576901417654, 1.075988260368173, 1.288739408705217]], dtype=np.float64)), ("dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs neighbours (2m, 2m+1)", np.array([[-0.76, -1.34, 0.54, 0.94],
+         [0.22476879799568783, -3.6660576901417654, 1.075988260368173, 1.288739408705217]], dtype=np.float64)), ("dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs neighbours (2m, 2m+1)", '', np.array([[-0.76, -1.34, 0.54, 0.94],
          [-0.31319520578117876, 0.23498841676291635, -0.8209194619910561, -0.4976750385414743],
-         [-2.303078048579707, 1.7034557581649132, 2.5091694845407093, 1.3443357021126832]], dtype=np.float64)), ('the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]', np.array([[-0.76, -1.34, 0.54, 0.94],
+         [-2.303078048579707, 1.7034557581649132, 2.5091694845407093, 1.3443357021126832]], dtype=np.float64)), ('the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]', '', np.array([[-0.76, -1.34, 0.54, 0.94],
          [-0.6581983095524164, 0.8479345772844631, -0.17499108340791641, -0.49817503020818266],
-         [-2.9214002988211707, -3.6660576901417654, 1.0235917536316403, 1.288739408705217]], dtype=np.float64)), ('the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from rope_frequencies', np.array([[-0.76, -1.34, 0.54, 0.94],
+         [-2.9214002988211707, -3.6660576901417654, 1.0235917536316403, 1.288739408705217]], dtype=np.float64)), ('the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from rope_frequencies', '', np.array([[-0.76, -1.34, 0.54, 0.94],
          [-0.6581983095524164, -0.5993955165851188, -0.12918404142663056, -0.515472097635442],
-         [-2.9214002988211707, 2.2261896356886526, 0.7688130833917736, 1.492490014306841]], dtype=np.float64)), ('the odd outputs are computed from the already rotated even entries: keep the original pair (x_2m, x_2m+1) until both outputs are computed', np.array([[-0.76, -1.34, 0.54, 0.94],
+         [-2.9214002988211707, 2.2261896356886526, 0.7688130833917736, 1.492490014306841]], dtype=np.float64)), ('the odd outputs are computed from the already rotated even entries: keep the original pair (x_2m, x_2m+1) until both outputs are computed', '', np.array([[-0.76, -1.34, 0.54, 0.94],
          [-0.6581983095524164, -0.42958524938829246, -0.17499108340791641, -0.5017248818773771],
          [-2.9214002988211707, -3.3763558016724247, 1.0235917536316403, 1.3302084790441404]], dtype=np.float64))]),
         ('positions 5 and -2 (need not start at 0)', Call('apply_rope', (np.array([[[-0.52, -2.21, -1.17, 0.41], [-0.29, -1.03, 0.89, 2.29]],
          [[0.76, 0.2, -1.92, -0.72], [-0.18, -0.0, -1.06, -0.92]]], dtype=np.float64), np.array([5, -2], dtype=np.int64)), {}, None), None, np.array([[[-2.2667269834464134, -0.12825280704889797, -1.1890292640630886, 0.3510119787152425],
           [-0.815893767031781, 0.6923274954230043, 0.9356189526609869, 2.2717432019093966]],
          [[0.40736811588467964, -0.6720500116513399, -1.8816154980834467, -0.815060192484078],
-          [0.07490643057848563, 0.1636735368286227, -1.0781867804244387, -0.8986174194383185]]], dtype=np.float64), [('the rotation turns the wrong way (angle -i*theta): the first output of a pair is x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos', np.array([[[1.9717183105646583, -1.125534052698562, -1.1480463452611323, 0.4679632348086298],
+          [0.07490643057848563, 0.1636735368286227, -1.0781867804244387, -0.8986174194383185]]], dtype=np.float64), [('the rotation turns the wrong way (angle -i*theta): the first output of a pair is x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos', '', np.array([[[1.9717183105646583, -1.125534052698562, -1.1480463452611323, 0.4679632348086298],
           [1.0572589322291235, 0.16493498786410904, 0.8440250592055215, 2.3073408286235297]],
          [[0.023798406019424234, 0.7855148858366305, -1.9535855018332235, -0.6231401824846733],
-          [0.07490643057848563, -0.1636735368286227, -1.041389233708706, -0.9410145928281846]]], dtype=np.float64)), ("dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs neighbours (2m, 2m+1)", np.array([[[-1.2694457377967496, -2.2277295348738533, 0.16675586583285734, 0.299033642673737],
+          [0.07490643057848563, -0.1636735368286227, -1.041389233708706, -0.9410145928281846]]], dtype=np.float64)), ("dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs neighbours (2m, 2m+1)", '', np.array([[[-1.2694457377967496, -2.2277295348738533, 0.16675586583285734, 0.299033642673737],
           [0.929957292473528, -0.9839970601388425, -0.1066744307475091, 2.3101406419605963]],
          [[-1.6255513464011737, 0.23573505395388167, -1.2734138448333796, -0.7091043536302399],
-          [-0.888948841856737, -0.018398773357866435, 0.6047891835685937, -0.9198160061332515]]], dtype=np.float64)), ('the rows are rotated by their index 0, 1, ..., N-1, not by the given positions', np.array([[[-0.52, -2.21, -1.17, 0.41],
+          [-0.888948841856737, -0.018398773357866435, 0.6047891835685937, -0.9198160061332515]]], dtype=np.float64)), ('the rows are rotated by their index 0, 1, ..., N-1, not by the given positions', '', np.array([[[-0.52, -2.21, -1.17, 0.41],
           [0.7100274456503729, -0.8005379606384739, 0.8670558820355904, 2.2987853526215716]],
          [[0.76, 0.2, -1.92, -0.72],
-          [-0.09725441505626516, -0.15146477726542137, -1.050747153774232, -0.9305538237175488]]], dtype=np.float64)), ('the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]', np.array([[[-2.2667269834464134, -1.125534052698562, -1.1890292640630886, 0.4679632348086298],
+          [-0.09725441505626516, -0.15146477726542137, -1.050747153774232, -0.9305538237175488]]], dtype=np.float64)), ('the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]', '', np.array([[[-2.2667269834464134, -1.125534052698562, -1.1890292640630886, 0.4679632348086298],
           [-0.815893767031781, 0.16493498786410904, 0.9356189526609869, 2.3073408286235297]],
          [[0.40736811588467964, 0.7855148858366305, -1.8816154980834467, -0.6231401824846733],
-          [0.07490643057848563, -0.1636735368286227, -1.0781867804244387, -0.9410145928281846]]], dtype=np.float64)), ('the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from rope_frequencies', np.array([[[-2.2667269834464134, -0.12825280704889797, -1.2233360682394592, -0.2011190297918647],
+          [0.07490643057848563, -0.1636735368286227, -1.0781867804244387, -0.9410145928281846]]], dtype=np.float64)), ('the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from rope_frequencies', '', np.array([[[-2.2667269834464134, -0.12825280704889797, -1.2233360682394592, -0.2011190297918647],
           [-0.815893767031781, 0.6923274954230043, 1.3272120217993952, 2.067536758848839]],
          [[0.40736811588467964, -0.6720500116513399, -1.3397721310344894, -1.5523564786811381],
-          [0.07490643057848563, 0.1636735368286227, -1.2216463568431726, -0.6910717609711774]]], dtype=np.float64)), ('the odd outputs are computed from the already rotated even entries: keep the original pair (x_2m, x_2m+1) until both outputs are computed', np.array([[[-2.2667269834464134, 1.5467260985869862, -1.1890292640630886, 0.35006091190553695],
+          [0.07490643057848563, 0.1636735368286227, -1.2216463568431726, -0.6910717609711774]]], dtype=np.float64)), ('the odd outputs are computed from the already rotated even entries: keep the original pair (x_2m, x_2m+1) until both outputs are computed', '', np.array([[[-2.2667269834464134, 1.5467260985869862, -1.1890292640630886, 0.35006091190553695],
           [-0.815893767031781, 1.1705213445686673, 0.9356189526609869, 2.270830883680231]],
          [[0.40736811588467964, -0.3339027379529605, -1.8816154980834467, -0.81314176696542],
           [0.07490643057848563, -0.06811222457771354, -1.0781867804244387, -0.8982537080783853]]], dtype=np.float64))]),
         ('base 100', Call('apply_rope', (np.array([[1.63, 0.19, -0.62, 0.16], [-0.66, -0.73, 2.49, 0.28]], dtype=np.float64), np.array([1, 3], dtype=np.int64)), {'base': 100.0}, None), None, np.array([[0.7208132714515675, 1.4742551433518178, -0.6328759291358685, 0.09730394812345068],
-         [0.7564126536399971, 0.6295553171988127, 2.2960422000575837, 1.0033395315419054]], dtype=np.float64), [('the rotation turns the wrong way (angle -i*theta): the first output of a pair is x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos', np.array([[1.0405722456785682, -1.2689402671219248, -0.6009292358088836, 0.2210973847655176],
-         [0.5503774418725909, 0.8158337278378375, 2.4615335157879343, -0.46835109763156596]], dtype=np.float64)), ("dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs neighbours (2m, 2m+1)", np.array([[1.4024047691459636, 0.1730774447393324, 1.0366102755986246, 0.1781690156073815],
-         [0.30200622768722457, -0.7801412949268675, -2.5582205218546217, 0.05176446609239177]], dtype=np.float64)), ('the rows are rotated by their index 0, 1, ..., N-1, not by the given positions', np.array([[1.63, 0.19, -0.62, 0.16],
-         [0.2576742970367921, -0.9497915332569538, 2.4496070148811726, 0.5271863737284493]], dtype=np.float64)), ('the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]', np.array([[0.7208132714515675, -1.2689402671219248, -0.6328759291358685, 0.2210973847655176],
-         [0.7564126536399971, 0.8158337278378375, 2.2960422000575837, -0.46835109763156596]], dtype=np.float64)), ('the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from rope_frequencies', np.array([[0.7208132714515675, 1.4742551433518178, -0.6390148486233631, -0.040743382761625896],
-         [0.7564126536399971, 0.6295553171988127, 1.2235147995887699, 2.1866667636352948]], dtype=np.float64)), ('the base 10000 is fixed in the code: pass `base` on to rope_frequencies', np.array([[0.7208132714515675, 1.4742551433518178, -0.6215689735917991, 0.15379210339948313],
-         [0.7564126536399971, 0.6295553171988127, 2.4804808439782806, 0.3545628049539307]], dtype=np.float64)), ('the odd outputs are computed from the already rotated even entries: keep the original pair (x_2m, x_2m+1) until both outputs are computed', np.array([[0.7208132714515675, 0.7092008915058987, -0.6328759291358685, 0.09601850012531447],
+         [0.7564126536399971, 0.6295553171988127, 2.2960422000575837, 1.0033395315419054]], dtype=np.float64), [('the rotation turns the wrong way (angle -i*theta): the first output of a pair is x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos', '', np.array([[1.0405722456785682, -1.2689402671219248, -0.6009292358088836, 0.2210973847655176],
+         [0.5503774418725909, 0.8158337278378375, 2.4615335157879343, -0.46835109763156596]], dtype=np.float64)), ("dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs neighbours (2m, 2m+1)", '', np.array([[1.4024047691459636, 0.1730774447393324, 1.0366102755986246, 0.1781690156073815],
+         [0.30200622768722457, -0.7801412949268675, -2.5582205218546217, 0.05176446609239177]], dtype=np.float64)), ('the rows are rotated by their index 0, 1, ..., N-1, not by the given positions', '', np.array([[1.63, 0.19, -0.62, 0.16],
+         [0.2576742970367921, -0.9497915332569538, 2.4496070148811726, 0.5271863737284493]], dtype=np.float64)), ('the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]', '', np.array([[0.7208132714515675, -1.2689402671219248, -0.6328759291358685, 0.2210973847655176],
+         [0.7564126536399971, 0.8158337278378375, 2.2960422000575837, -0.46835109763156596]], dtype=np.float64)), ('the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from rope_frequencies', '', np.array([[0.7208132714515675, 1.4742551433518178, -0.6390148486233631, -0.040743382761625896],
+         [0.7564126536399971, 0.6295553171988127, 1.2235147995887699, 2.1866667636352948]], dtype=np.float64)), ('the base 10000 is fixed in the code: pass `base` on to rope_frequencies', '', np.array([[0.7208132714515675, 1.4742551433518178, -0.6215689735917991, 0.15379210339948313],
+         [0.7564126536399971, 0.6295553171988127, 2.4804808439782806, 0.3545628049539307]], dtype=np.float64)), ('the odd outputs are computed from the already rotated even entries: keep the original pair (x_2m, x_2m+1) until both outputs are computed', '', np.array([[0.7208132714515675, 0.7092008915058987, -0.6328759291358685, 0.09601850012531447],
          [0.7564126536399971, 0.829439482296587, 2.2960422000575837, 0.9460210824193436]], dtype=np.float64))]),
     ],
     'rope_attention': [
@@ -374,26 +480,26 @@ CASES.update({
          [-0.21, 0.11, -0.46, 0.63]], dtype=np.float64), 1), {}, None), ('out', 'weights'), (np.array([[[1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
           [0.8064960715950422, -0.4490485235549877, -0.6387871959422888, 0.4874649370989376],
           [0.9827582930127873, 0.5230657340763901, 1.1328866362113346, 0.4158624123442]]], dtype=np.float64), np.array([[[[1.0, 0.0, 0.0], [0.49489340922795905, 0.505106590772041, 0.0],
-           [4.4682546558901514e-05, 0.00014809437639078595, 0.9998072230770504]]]], dtype=np.float64)), [('the values are rotated too: RoPE turns queries and keys only, values carry content', (np.array([[[1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
+           [4.4682546558901514e-05, 0.00014809437639078595, 0.9998072230770504]]]], dtype=np.float64)), [('the values are rotated too: RoPE turns queries and keys only, values carry content', '', (np.array([[[1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
           [0.4019140810973609, -0.06900099784440172, -0.3634959942190137, 0.6037715595121924],
           [1.4702482481262353, -1.531005406951487, 0.05660590497422654, -1.9674219227365246]]], dtype=np.float64), np.array([[[[1.0, 0.0, 0.0], [0.49489340922795905, 0.505106590772041, 0.0],
-           [4.4682546558901514e-05, 0.00014809437639078595, 0.9998072230770504]]]], dtype=np.float64))), ('only the queries are rotated: rotate the keys as well, so that the score depends on the offset j - i', (np.array([[[1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
+           [4.4682546558901514e-05, 0.00014809437639078595, 0.9998072230770504]]]], dtype=np.float64))), ('only the queries are rotated: rotate the keys as well, so that the score depends on the offset j - i', '', (np.array([[[1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
           [1.443133773140818, -0.4070679779368041, -0.3934003446766452, 0.7898736738863992],
           [-0.09665254393562138, -0.35119385678042214, -0.7076835246924769, 0.03300518002407981]]], dtype=np.float64), np.array([[[[1.0, 0.0, 0.0], [0.7669379001600368, 0.2330620998399631, 0.0],
-           [0.015523489191948866, 0.8206240488202338, 0.16385246198781733]]]], dtype=np.float64))), ('only the keys are rotated: rotate the queries as well, so that the score depends on the offset j - i', (np.array([[[1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
+           [0.015523489191948866, 0.8206240488202338, 0.16385246198781733]]]], dtype=np.float64))), ('only the keys are rotated: rotate the queries as well, so that the score depends on the offset j - i', '', (np.array([[[1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
           [-0.1403067481319653, -0.5114816764588554, -1.0037246825820707, 0.03772492954793352],
           [1.7599241001270587, -0.19483100918832405, 0.06811917399375379, 0.9094076554720728]]], dtype=np.float64), np.array([[[[1.0, 0.0, 0.0], [0.09031088060878407, 0.9096891193912159, 0.0],
-           [0.7887190404550904, 0.012101027378966655, 0.19917993216594296]]]], dtype=np.float64))), ('no rotation at all: the queries and keys of every head must be turned by apply_rope at positions 0..N-1', (np.array([[[1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
+           [0.7887190404550904, 0.012101027378966655, 0.19917993216594296]]]], dtype=np.float64))), ('no rotation at all: the queries and keys of every head must be turned by apply_rope at positions 0..N-1', '', (np.array([[[1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
           [-0.28385913026538895, -0.5209476683599302, -1.0590557868472967, -0.030463766217955247],
           [1.000856439846946, 0.5071835725181487, 1.109573496440441, 0.42722062432213986]]], dtype=np.float64), np.array([[[[1.0, 0.0, 0.0], [0.028968873019925696, 0.9710311269800743, 0.0],
-           [0.01791470550693387, 5.2599323384716496e-05, 0.9820326951696814]]]], dtype=np.float64))), ('the causal mask is missing: query i may only see keys j <= i (eq. 8.34)', (np.array([[[1.7125763295979166, -0.22645560758882513, -0.0006887230811848318, 0.8915263868477459],
+           [0.01791470550693387, 5.2599323384716496e-05, 0.9820326951696814]]]], dtype=np.float64))), ('the causal mask is missing: query i may only see keys j <= i (eq. 8.34)', '', (np.array([[[1.7125763295979166, -0.22645560758882513, -0.0006887230811848318, 0.8915263868477459],
           [0.806655739917502, -0.4481685128215343, -0.6371833518628193, 0.4874001701587743],
           [0.9827582930127873, 0.5230657340763901, 1.1328866362113346, 0.4158624123442]]], dtype=np.float64), np.array([[[[0.7854063079143446, 0.04508289039574561, 0.1695108016899098],
            [0.49444549475063954, 0.5046494326236849, 0.000905072625675645],
-           [4.4682546558901514e-05, 0.00014809437639078595, 0.9998072230770504]]]], dtype=np.float64))), ('the mask is applied after the softmax: the weights after the diagonal are zeroed but the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)', (np.array([[[1.5618157865715305, -0.2914666370859372, -0.1438675858585181, 0.8238511612804437],
+           [4.4682546558901514e-05, 0.00014809437639078595, 0.9998072230770504]]]], dtype=np.float64))), ('the mask is applied after the softmax: the weights after the diagonal are zeroed but the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)', '', (np.array([[[1.5618157865715305, -0.2914666370859372, -0.1438675858585181, 0.8238511612804437],
           [0.8057661340779264, -0.44864210202871785, -0.6382090471376093, 0.48702374592839265],
           [0.9827582930127873, 0.5230657340763901, 1.1328866362113346, 0.4158624123442]]], dtype=np.float64), np.array([[[[0.7854063079143446, 0.0, 0.0], [0.49444549475063954, 0.5046494326236849, 0.0],
-           [4.4682546558901514e-05, 0.00014809437639078595, 0.9998072230770504]]]], dtype=np.float64))), ('the mask also hides the diagonal, so a query cannot see its own position and the first row is all -inf: keep j <= i (np.triu with k=1)', (np.array([[[nan, nan, nan, nan],
+           [4.4682546558901514e-05, 0.00014809437639078595, 0.9998072230770504]]]], dtype=np.float64))), ('the mask also hides the diagonal, so a query cannot see its own position and the first row is all -inf: keep j <= i (np.triu with k=1)', '', (np.array([[[nan, nan, nan, nan],
           [1.9885450000000005, -0.3711030000000001, -0.18317600000000023, 1.048949],
           [0.1907674961177594, -0.48965029986902303, -0.8761147937326729, 0.19498822662149518]]], dtype=np.float64), np.array([[[[nan, nan, nan], [1.0, 0.0, 0.0], [0.2317836900559053, 0.7682163099440947, 0.0]]]], dtype=np.float64)))]),
         ('B = 2, N = 4, d = 8, two heads (same frequencies in both)', Call('rope_attention', (np.array([[[1.08, 1.86, 1.82, 0.36, 1.21, 0.25, -0.08, -1.94],
@@ -457,7 +563,7 @@ CASES.update({
            [0.23582716238370263, 0.06598686586638053, 0.17660936141977843, 0.5215766103301385]],
           [[1.0, 0.0, 0.0, 0.0], [7.635404839619532e-05, 0.9999236459516038, 0.0, 0.0],
            [4.7702384152847263e-08, 0.0007893805144017511, 0.999210571783214, 0.0],
-           [0.07211832997566203, 0.39064669269189545, 0.46584833444583873, 0.07138664288660386]]]], dtype=np.float64)), [('RoPE is applied to the full d-wide queries and keys before the split into heads, so each head turns with other frequencies (the per-head-frequency bug of Part 1d): split first, then rotate every head with the frequencies of d_k', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
+           [0.07211832997566203, 0.39064669269189545, 0.46584833444583873, 0.07138664288660386]]]], dtype=np.float64)), [('RoPE is applied to the full d-wide queries and keys before the split into heads, so each head turns with other frequencies (the per-head-frequency bug of Part 1d): split first, then rotate every head with the frequencies of d_k', '', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
            2.5568299999999997, 2.0500040000000004, -0.3386340000000003, -3.352347],
           [9.977512304132231, 0.5770904378774186, 6.531953846633859, -4.706120329936417,
            4.5260360025936635, -0.29238477166742793, 5.402339604166185, 3.1530853755141632],
@@ -484,7 +590,7 @@ CASES.update({
            [0.2570364854527587, 0.07348522997514176, 0.17584438334786437, 0.4936339012242352]],
           [[1.0, 0.0, 0.0, 0.0], [0.014116108093324522, 0.9858838919066755, 0.0, 0.0],
            [7.490988425245298e-09, 0.0017331948673832093, 0.9982667976416284, 0.0],
-           [0.002176039502392454, 0.934621852999643, 0.01804650028243027, 0.04515560721553427]]]], dtype=np.float64))), ('the values are rotated too: RoPE turns queries and keys only, values carry content', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
+           [0.002176039502392454, 0.934621852999643, 0.01804650028243027, 0.04515560721553427]]]], dtype=np.float64))), ('the values are rotated too: RoPE turns queries and keys only, values carry content', '', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
            2.5568299999999997, 2.0500040000000004, -0.3386340000000003, -3.352347],
           [4.921591166910274, -0.10177989468547051, 9.633263359504381, -3.1539572063771826,
            2.5305028685408915, 4.4424315144315, 6.41386303190229, 2.475265987887834],
@@ -510,7 +616,7 @@ CASES.update({
            [0.23582716238370263, 0.06598686586638053, 0.17660936141977843, 0.5215766103301385]],
           [[1.0, 0.0, 0.0, 0.0], [7.635404839619532e-05, 0.9999236459516038, 0.0, 0.0],
            [4.7702384152847263e-08, 0.0007893805144017511, 0.999210571783214, 0.0],
-           [0.07211832997566203, 0.39064669269189545, 0.46584833444583873, 0.07138664288660386]]]], dtype=np.float64))), ('only the queries are rotated: rotate the keys as well, so that the score depends on the offset j - i', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
+           [0.07211832997566203, 0.39064669269189545, 0.46584833444583873, 0.07138664288660386]]]], dtype=np.float64))), ('only the queries are rotated: rotate the keys as well, so that the score depends on the offset j - i', '', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
            2.5568299999999997, 2.0500040000000004, -0.3386340000000003, -3.352347],
           [9.208491596970758, 0.6928508016735357, 6.2871314017227915, -4.667705876645664,
            4.224018360316784, -0.44766524323141005, 5.381273390157498, 3.9249125873561654],
@@ -538,7 +644,7 @@ CASES.update({
            [0.003007819958301792, 8.927958215668108e-05, 0.9909747771982315, 0.005928123261309926]],
           [[1.0, 0.0, 0.0, 0.0], [3.61955807384506e-07, 0.9999996380441927, 0.0, 0.0],
            [3.6438903206275056e-07, 0.0005257591774746899, 0.9994738764334933, 0.0],
-           [0.950467048748233, 0.02021901706659335, 0.01721505392118539, 0.012098880263988355]]]], dtype=np.float64))), ('only the keys are rotated: rotate the queries as well, so that the score depends on the offset j - i', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
+           [0.950467048748233, 0.02021901706659335, 0.01721505392118539, 0.012098880263988355]]]], dtype=np.float64))), ('only the keys are rotated: rotate the queries as well, so that the score depends on the offset j - i', '', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
            2.5568299999999997, 2.0500040000000004, -0.3386340000000003, -3.352347],
           [2.725032713105647, 1.668802027889534, 4.223081594471809, -4.3438417026776355,
            1.677768328628253, -1.7568026821196157, 5.2036666991360665, 10.43202921128519],
@@ -564,7 +670,7 @@ CASES.update({
            [0.8786615795244507, 1.5100006168170664e-08, 0.0869590179777684, 0.03437938739777489]],
           [[1.0, 0.0, 0.0, 0.0], [0.9992240387712856, 0.0007759612287143371, 0.0, 0.0],
            [2.5944653993125815e-07, 0.011136238705287762, 0.9888635018481724, 0.0],
-           [0.349510559468818, 0.5430335358558864, 0.003739589830118895, 0.10371631484517678]]]], dtype=np.float64))), ('no rotation at all: the queries and keys of every head must be turned by apply_rope at positions 0..N-1', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
+           [0.349510559468818, 0.5430335358558864, 0.003739589830118895, 0.10371631484517678]]]], dtype=np.float64))), ('no rotation at all: the queries and keys of every head must be turned by apply_rope at positions 0..N-1', '', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
            2.5568299999999997, 2.0500040000000004, -0.3386340000000003, -3.352347],
           [9.985152766347989, 0.5759404091773358, 6.534386314278354, -4.70650196198288,
            4.529036646164334, -0.2908420878365121, 5.4025490344626155, 3.1454172898799917],
@@ -593,7 +699,7 @@ CASES.update({
           [[1.0, 0.0, 0.0, 0.0], [0.015312079006768054, 0.9846879209932319, 0.0, 0.0],
            [7.507110458862713e-09, 0.0017128482268584278, 0.998287144266031, 0.0],
            [0.0026214165693535453, 0.9296108446735775, 0.018778311626316005,
-            0.048989427130753195]]]], dtype=np.float64))), ('the causal mask is missing: query i may only see keys j <= i (eq. 8.34)', (np.array([[[4.4975297867014685, 1.099055828228731, 3.4065860068808718, -3.3588852709320354,
+            0.048989427130753195]]]], dtype=np.float64))), ('the causal mask is missing: query i may only see keys j <= i (eq. 8.34)', '', (np.array([[[4.4975297867014685, 1.099055828228731, 3.4065860068808718, -3.3588852709320354,
            1.981888394063982, -1.5931066626668975, 4.287385266837545, 8.519273248363444],
           [7.165372912126233, 0.9768690445331485, 5.48104970783065, -4.443740776366358,
            3.4083331814267748, -0.9145486904089639, 5.08955960029803, 6.096355364492467],
@@ -625,7 +731,7 @@ CASES.update({
           [[0.7562900663862996, 0.22060263720017484, 0.00020956683242079482, 0.022897729581104795],
            [1.549960166150365e-05, 0.20298096210626781, 0.01360288643964225, 0.7834006518524285],
            [4.770029106545171e-08, 0.0007893458779274043, 0.999166728376004, 4.38780457775551e-05],
-           [0.07211832997566203, 0.39064669269189545, 0.46584833444583873, 0.07138664288660386]]]], dtype=np.float64))), ('the mask is applied after the softmax: the weights after the diagonal are zeroed but the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)', (np.array([[[0.8833753512620492, -0.1047533121744214, 0.26381076840411666, -0.02202798928932874,
+           [0.07211832997566203, 0.39064669269189545, 0.46584833444583873, 0.07138664288660386]]]], dtype=np.float64))), ('the mask is applied after the softmax: the weights after the diagonal are zeroed but the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)', '', (np.array([[[0.8833753512620492, -0.1047533121744214, 0.26381076840411666, -0.02202798928932874,
            0.384138169274792, 0.09280017402700633, -0.2074771815981506, -0.6178293263639552],
           [7.524655812841024, 0.8919327174135482, 5.763703835201691, -4.599846333313185,
            3.500645602336781, -0.6407962250110535, 5.681448693804619, 5.1268733592954785],
@@ -655,7 +761,7 @@ CASES.update({
           [[0.7562900663862996, 0.0, 0.0, 0.0],
            [1.549960166150365e-05, 0.20298096210626781, 0.0, 0.0],
            [4.770029106545171e-08, 0.0007893458779274043, 0.999166728376004, 0.0],
-           [0.07211832997566203, 0.39064669269189545, 0.46584833444583873, 0.07138664288660386]]]], dtype=np.float64))), ('the mask also hides the diagonal, so a query cannot see its own position and the first row is all -inf: keep j <= i (np.triu with k=1)', (np.array([[[nan, nan, nan, nan, nan, nan, nan, nan],
+           [0.07211832997566203, 0.39064669269189545, 0.46584833444583873, 0.07138664288660386]]]], dtype=np.float64))), ('the mask also hides the diagonal, so a query cannot see its own position and the first row is all -inf: keep j <= i (np.triu with k=1)', '', (np.array([[[nan, nan, nan, nan, nan, nan, nan, nan],
           [5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
            2.5568299999999997, 2.0500040000000004, -0.3386340000000003, -3.352347],
           [1.2032841508918137, -0.0222322200347979, 1.9752667771225478, -4.878125839429803,
@@ -679,7 +785,7 @@ CASES.update({
            [0.49292565429636764, 0.13792566854207336, 0.36914867716155886, 0.0]],
           [[nan, nan, nan, nan], [1.0, 0.0, 0.0, 0.0],
            [6.042650001423035e-05, 0.9999395734999859, 0.0, 0.0],
-           [0.07766238706693018, 0.42067744309238086, 0.501660169840689, 0.0]]]], dtype=np.float64))), ('the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
+           [0.07766238706693018, 0.42067744309238086, 0.501660169840689, 0.0]]]], dtype=np.float64))), ('the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head', '', (np.array([[[5.3407350000000005, -2.451942, 1.6330529999999996, -5.659120000000001,
            2.5568299999999997, 2.0500040000000004, -0.3386340000000003, -3.352347],
           [7.590886161889934, 0.9363286113759155, 5.772138767481975, -4.586908801621487,
            3.5887351017745073, -0.7742744419984655, 5.336931812047392, 5.548362542864958],
@@ -706,7 +812,7 @@ CASES.update({
            [0.2516162421487947, 0.10223797204902366, 0.20508794244980222, 0.4410578433523794]],
           [[1.0, 0.0, 0.0, 0.0], [0.001225218803369322, 0.9987747811966308, 0.0, 0.0],
            [6.6132410433669046e-06, 0.006360898721196131, 0.9936324880377605, 0.0],
-           [0.11067519061753495, 0.3654952530939148, 0.4139495405269597, 0.10988001576159061]]]], dtype=np.float64))), ('the heads are cut with a reshape to (B, A, N, d_k) without a transpose: reshape to (B, N, A, d_k), then move the head axis forward', (np.array([[[-1.9175696657450052, -0.3900654909792171, 3.409550971633836, -8.569497395406707,
+           [0.11067519061753495, 0.3654952530939148, 0.4139495405269597, 0.10988001576159061]]]], dtype=np.float64))), ('the heads are cut with a reshape to (B, A, N, d_k) without a transpose: reshape to (B, N, A, d_k), then move the head axis forward', '', (np.array([[[-1.9175696657450052, -0.3900654909792171, 3.409550971633836, -8.569497395406707,
            1.2085404943039848, 0.7730424564332916, 1.136153560013911, 5.05298169570144],
           [2.37775931410479, 1.9584948461916147, 5.1423357803327, -5.1139485371285485,
            2.6056491854227537, -1.7895660604846775, 3.2931201173062083, 13.680004621330959],
@@ -773,42 +879,42 @@ CASES.update({
           [-0.30416329878991727, 0.7755943383426902, 0.05676393390926371, 0.6839018246847605]]], dtype=np.float64), np.array([[[-1.0262999999999998, -2.7543, -0.8721999999999999, -0.3786000000000001],
           [-0.3566000000000001, -2.6428, 1.1252000000000002, 0.762]],
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
-          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64)), [('the new key is stored in the cache unrotated: the cache holds rotated keys, each turned once at its own position', (np.array([2.7143761954730383, -1.8815372168440507, 0.796607151775576, -3.1057763575611803,
+          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64)), [('the new key is stored in the cache unrotated: the cache holds rotated keys, each turned once at its own position', '', (np.array([2.7143761954730383, -1.8815372168440507, 0.796607151775576, -3.1057763575611803,
          0.13070580086592593, 2.5271533323436346, 0.3433839403148104, -0.9959469021558829], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [0.19469999999999998, 1.9528000000000003, 1.2327, 1.2148000000000003]],
          [[1.0878000000000005, -1.9479000000000002, 1.2778000000000005, -0.4689],
           [0.48830000000000007, 0.6749999999999998, 0.06359999999999988, 0.6833]]], dtype=np.float64), np.array([[[-1.0262999999999998, -2.7543, -0.8721999999999999, -0.3786000000000001],
           [-0.3566000000000001, -2.6428, 1.1252000000000002, 0.762]],
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
-          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the new query and key are rotated at position 0 (or not at all): the new token sits at position t = k_cache.shape[1]', (np.array([2.4315370558770995, -1.1435295791715288, 1.0731442738680386, -2.4852882134416783,
+          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the new query and key are rotated at position 0 (or not at all): the new token sits at position t = k_cache.shape[1]', '', (np.array([2.4315370558770995, -1.1435295791715288, 1.0731442738680386, -2.4852882134416783,
          0.8466740135726908, 2.2875849178181022, 0.47828627138433677, -1.3926918364259295], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [0.19469999999999998, 1.9528000000000003, 1.2327, 1.2148000000000003]],
          [[1.0878000000000005, -1.9479000000000002, 1.2778000000000005, -0.4689],
           [0.48830000000000007, 0.6749999999999998, 0.06359999999999988, 0.6833]]], dtype=np.float64), np.array([[[-1.0262999999999998, -2.7543, -0.8721999999999999, -0.3786000000000001],
           [-0.3566000000000001, -2.6428, 1.1252000000000002, 0.762]],
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
-          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the new token is rotated at position t + 1: positions count from 0, so after t cached tokens the new one is at position t', (np.array([2.8126857929746487, -1.4178055558411313, 1.284392252823858, -3.011693878767773,
+          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the new token is rotated at position t + 1: positions count from 0, so after t cached tokens the new one is at position t', '', (np.array([2.8126857929746487, -1.4178055558411313, 1.284392252823858, -3.011693878767773,
          0.32134523858582037, 1.8954787150178052, 0.13585782804724206, -0.9429704263100438], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.8566998041809202, -0.6356113334062996, 1.2081590879188293, 1.2392094045314308]],
          [[1.0878000000000005, -1.9479000000000002, 1.2778000000000005, -0.4689],
           [-0.8169802633933047, 0.1631108188496594, 0.04992219147243973, 0.6844352597569686]]], dtype=np.float64), np.array([[[-1.0262999999999998, -2.7543, -0.8721999999999999, -0.3786000000000001],
           [-0.3566000000000001, -2.6428, 1.1252000000000002, 0.762]],
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
-          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the query is not rotated: rotate both the new query and the new key at position t', (np.array([2.3932720603223117, -1.0745110382185572, 1.085566362900521, -2.4146000477031735,
+          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the query is not rotated: rotate both the new query and the new key at position t', '', (np.array([2.3932720603223117, -1.0745110382185572, 1.085566362900521, -2.4146000477031735,
          0.9247267024621035, 2.285772614775487, 0.5034120881902029, -1.442732361137711], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.5380276801803339, 1.2189367436414011, 1.2204905679792777, 1.2270660550571926]],
          [[1.0878000000000005, -1.9479000000000002, 1.2778000000000005, -0.4689],
           [-0.30416329878991727, 0.7755943383426902, 0.05676393390926371, 0.6839018246847605]]], dtype=np.float64), np.array([[[-1.0262999999999998, -2.7543, -0.8721999999999999, -0.3786000000000001],
           [-0.3566000000000001, -2.6428, 1.1252000000000002, 0.762]],
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
-          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the new token attends only to the cached positions: append its key and value first, so that it also sees itself', (np.array([2.9753130000000008, -3.3614610000000003, -0.10631600000000019, -4.021864, -1.01741,
+          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the new token attends only to the cached positions: append its key and value first, so that it also sees itself', '', (np.array([2.9753130000000008, -3.3614610000000003, -0.10631600000000019, -4.021864, -1.01741,
          3.54135, 0.397143, -0.5357070000000002], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.5380276801803339, 1.2189367436414011, 1.2204905679792777, 1.2270660550571926]],
          [[1.0878000000000005, -1.9479000000000002, 1.2778000000000005, -0.4689],
           [-0.30416329878991727, 0.7755943383426902, 0.05676393390926371, 0.6839018246847605]]], dtype=np.float64), np.array([[[-1.0262999999999998, -2.7543, -0.8721999999999999, -0.3786000000000001],
           [-0.3566000000000001, -2.6428, 1.1252000000000002, 0.762]],
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
-          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head', (np.array([2.802655148006716, -1.9329467097337985, 0.8553575978571825, -3.222487889298516,
+          [-2.6238, -1.1183000000000003, -1.722, -0.09960000000000008]]], dtype=np.float64))), ('the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head', '', (np.array([2.802655148006716, -1.9329467097337985, 0.8553575978571825, -3.222487889298516,
          0.01642630257962474, 2.42430938318275, 0.26137080636589616, -0.8932142760943532], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.5380276801803339, 1.2189367436414011, 1.2204905679792777, 1.2270660550571926]],
          [[1.0878000000000005, -1.9479000000000002, 1.2778000000000005, -0.4689],
@@ -869,7 +975,7 @@ CASES.update({
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
           [-2.6238, -1.1183000000000003, -1.7220000000000002, -0.09960000000000008],
           [4.6483, -0.27, 3.5321000000000002, -1.1311000000000002],
-          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64)), [('the cached keys are rotated again at every step: they were stored rotated, append the new rotated key and leave the old ones as they are', (np.array([2.798625289107205, 0.46098184569101636, 0.29200528165770645, -1.7301337457353727,
+          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64)), [('the cached keys are rotated again at every step: they were stored rotated, append the new rotated key and leave the old ones as they are', '', (np.array([2.798625289107205, 0.46098184569101636, 0.29200528165770645, -1.7301337457353727,
          0.17583576851381788, 0.6598299886207, -0.38693362018907657, -1.0018129373012816], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.85669980418092, -0.6356113334062995, 1.2081590879188295, 1.2392094045314306],
           [-2.0558377230257583, 1.5262703550106265, -0.18702616184991164, 0.9246605781494583],
@@ -884,7 +990,7 @@ CASES.update({
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
           [-2.6238, -1.1183000000000003, -1.7220000000000002, -0.09960000000000008],
           [4.6483, -0.27, 3.5321000000000002, -1.1311000000000002],
-          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the new key is stored in the cache unrotated: the cache holds rotated keys, each turned once at its own position', (np.array([2.780726225726359, 0.5263243027593938, 0.19892802783519914, -1.6270131550856675,
+          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the new key is stored in the cache unrotated: the cache holds rotated keys, each turned once at its own position', '', (np.array([2.780726225726359, 0.5263243027593938, 0.19892802783519914, -1.6270131550856675,
          0.1541062049264701, 0.7727604227071467, -0.38791554083687624, -1.0318658014647084], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.5380276801803336, 1.2189367436414007, 1.2204905679792777, 1.2270660550571924],
           [2.243364071342932, 1.234215371565134, -0.16849677915749045, 0.9282159260719199],
@@ -899,7 +1005,7 @@ CASES.update({
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
           [-2.6238, -1.1183000000000003, -1.7220000000000002, -0.09960000000000008],
           [4.6483, -0.27, 3.5321000000000002, -1.1311000000000002],
-          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the new query and key are rotated at position 0 (or not at all): the new token sits at position t = k_cache.shape[1]', (np.array([3.061774602456496, 0.5815521824074035, 0.8011205404613537, -1.973715339957707,
+          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the new query and key are rotated at position 0 (or not at all): the new token sits at position t = k_cache.shape[1]', '', (np.array([3.061774602456496, 0.5815521824074035, 0.8011205404613537, -1.973715339957707,
          -0.09937823243730315, 0.22673990927347387, -0.7587732652988661, -0.627907734485268], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.5380276801803336, 1.2189367436414007, 1.2204905679792777, 1.2270660550571924],
           [2.243364071342932, 1.234215371565134, -0.16849677915749045, 0.9282159260719199],
@@ -914,7 +1020,7 @@ CASES.update({
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
           [-2.6238, -1.1183000000000003, -1.7220000000000002, -0.09960000000000008],
           [4.6483, -0.27, 3.5321000000000002, -1.1311000000000002],
-          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the new token is rotated at position t + 1: positions count from 0, so after t cached tokens the new one is at position t', (np.array([1.8079735840774371, 0.3102943865112884, 0.15981958124081175, -1.8524742410664738,
+          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the new token is rotated at position t + 1: positions count from 0, so after t cached tokens the new one is at position t', '', (np.array([1.8079735840774371, 0.3102943865112884, 0.15981958124081175, -1.8524742410664738,
          -0.17451932083015256, 0.2759636816781572, -0.2976613007371652, -0.24228360502598056], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.5380276801803336, 1.2189367436414007, 1.2204905679792777, 1.2270660550571924],
           [2.243364071342932, 1.234215371565134, -0.16849677915749045, 0.9282159260719199],
@@ -929,7 +1035,7 @@ CASES.update({
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
           [-2.6238, -1.1183000000000003, -1.7220000000000002, -0.09960000000000008],
           [4.6483, -0.27, 3.5321000000000002, -1.1311000000000002],
-          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the query is not rotated: rotate both the new query and the new key at position t', (np.array([2.9695049789843324, 0.8276977860025388, 1.1817189307520282, -1.775979945329207,
+          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the query is not rotated: rotate both the new query and the new key at position t', '', (np.array([2.9695049789843324, 0.8276977860025388, 1.1817189307520282, -1.775979945329207,
          -0.5636874396040157, 1.3887629442898497, -1.0514246987511768, -0.25311531142036137], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.5380276801803336, 1.2189367436414007, 1.2204905679792777, 1.2270660550571924],
           [2.243364071342932, 1.234215371565134, -0.16849677915749045, 0.9282159260719199],
@@ -944,7 +1050,7 @@ CASES.update({
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
           [-2.6238, -1.1183000000000003, -1.7220000000000002, -0.09960000000000008],
           [4.6483, -0.27, 3.5321000000000002, -1.1311000000000002],
-          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the new token attends only to the cached positions: append its key and value first, so that it also sees itself', (np.array([1.8223770695806865, -2.5350071904551, 0.12840749537906093, -3.684526810313156,
+          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the new token attends only to the cached positions: append its key and value first, so that it also sees itself', '', (np.array([1.8223770695806865, -2.5350071904551, 0.12840749537906093, -3.684526810313156,
          -0.8551262972234874, 1.8908676148940524, 0.32973962989845385, 0.15815398392605054], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.5380276801803336, 1.2189367436414007, 1.2204905679792777, 1.2270660550571924],
           [2.243364071342932, 1.234215371565134, -0.16849677915749045, 0.9282159260719199],
@@ -959,7 +1065,7 @@ CASES.update({
          [[-1.4991, -0.7158000000000001, 0.22579999999999995, 0.017199999999999986],
           [-2.6238, -1.1183000000000003, -1.7220000000000002, -0.09960000000000008],
           [4.6483, -0.27, 3.5321000000000002, -1.1311000000000002],
-          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head', (np.array([2.7437334264856905, 0.3919576257928442, 0.21699745186878427, -1.6763159773772802,
+          [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64))), ('the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head', '', (np.array([2.7437334264856905, 0.3919576257928442, 0.21699745186878427, -1.6763159773772802,
          0.15799631647639806, 0.7685908902727756, -0.34327895178032397, -1.019869619216773], dtype=np.float64), np.array([[[-2.1028000000000002, -0.8589000000000001, 3.4107000000000003, 1.0074999999999998],
           [-1.5380276801803336, 1.2189367436414007, 1.2204905679792777, 1.2270660550571924],
           [2.243364071342932, 1.234215371565134, -0.16849677915749045, 0.9282159260719199],
@@ -977,12 +1083,13 @@ CASES.update({
           [-1.299, -0.11059999999999995, -0.39949999999999986, -1.5325]]], dtype=np.float64)))]),
     ],
     'dropout': [
-        ('evaluation: x unchanged', Call('dropout', (np.array([[2.03, -0.38, -0.51], [0.28, -0.5, -0.45]], dtype=np.float64), 0.5, Rng(0)), {'training': False}, None), None, np.array([[2.03, -0.38, -0.51], [0.28, -0.5, -0.45]], dtype=np.float64), [('entries are dropped at evaluation time too: with training=False, return x unchanged', np.array([[4.06, 0.0, 0.0], [0.0, -1.0, -0.9]], dtype=np.float64)), ("at evaluation x is scaled by 1 - p (plain dropout's correction); inverted dropout already scaled during training, so evaluation returns x unchanged", np.array([[1.015, -0.19, -0.255], [0.14, -0.25, -0.225]], dtype=np.float64))]),
-        ('p = 0: x unchanged', Call('dropout', (np.array([0.39, 0.75, -0.02, 0.53], dtype=np.float64), 0.0, Rng(0)), {}, None), None, np.array([0.39, 0.75, -0.02, 0.53], dtype=np.float64), [('the dropout probability is a fixed number in the code: use the argument p', np.array([0.43333333333333335, 0.8333333333333333, 0.0, 0.0], dtype=np.float64))]),
+        ('evaluation: x unchanged', Call('dropout', (np.array([[2.03, -0.38, -0.51], [0.28, -0.5, -0.45]], dtype=np.float64), 0.5, Rng(0)), {'training': False}, None), None, np.array([[2.03, -0.38, -0.51], [0.28, -0.5, -0.45]], dtype=np.float64), [('entries are dropped at evaluation time too: with training=False, return x unchanged', '', np.array([[4.06, 0.0, 0.0], [0.0, -1.0, -0.9]], dtype=np.float64)), ("at evaluation x is scaled by 1 - p (plain dropout's correction); inverted dropout already scaled during training, so evaluation returns x unchanged", '', np.array([[1.015, -0.19, -0.255], [0.14, -0.25, -0.225]], dtype=np.float64))]),
+        ('p = 0: x unchanged', Call('dropout', (np.array([0.39, 0.75, -0.02, 0.53], dtype=np.float64), 0.0, Rng(0)), {}, None), None, np.array([0.39, 0.75, -0.02, 0.53], dtype=np.float64), [('the dropout probability is a fixed number in the code: use the argument p', '', np.array([0.43333333333333335, 0.8333333333333333, 0.0, 0.0], dtype=np.float64))]),
     ],
     'attention_support': [
         ('uniform causal rows: support 1, 2, 3', Call('attention_support', (np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0],
-         [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]], dtype=np.float64),), {}, None), ('entropy', 'support', 'normalised'), (np.array([-0.0, 1.0, 1.584962500721156], dtype=np.float64), np.array([1.0, 2.0, 2.9999999999999996], dtype=np.float64), np.array([1.0, 1.0, 0.9999999999999999], dtype=np.float64)), [('the entropy is in nats (np.log): use log2, so that 2**H counts positions', (np.array([-0.0, 0.6931471805599453, 1.0986122886681096], dtype=np.float64), np.array([1.0, 1.6168066722416745, 2.1414860639032773], dtype=np.float64), np.array([1.0, 0.8084033361208373, 0.7138286879677591], dtype=np.float64))), ('the support is e**H with H in bits: with bits, the support is 2**H', (np.array([-0.0, 1.0, 1.584962500721156], dtype=np.float64), np.array([1.0, 2.718281828459045, 4.879108412035344], dtype=np.float64), np.array([1.0, 1.3591409142295225, 1.626369470678448], dtype=np.float64))), ('the support is divided by N, the window length: query i sees i + 1 positions, so divide by i + 1', (np.array([-0.0, 1.0, 1.584962500721156], dtype=np.float64), np.array([1.0, 2.0, 2.9999999999999996], dtype=np.float64), np.array([0.3333333333333333, 0.6666666666666666, 0.9999999999999999], dtype=np.float64))), ('the support is divided by i: query i sees i + 1 positions (0 to i), so divide by i + 1', (np.array([-0.0, 1.0, 1.584962500721156], dtype=np.float64), np.array([1.0, 2.0, 2.9999999999999996], dtype=np.float64), np.array([inf, 2.0, 1.4999999999999998], dtype=np.float64))), ('0 log 0 gives nan: the zero weights must count as 0 (log2 of 1 in their place, or np.where)', (np.array([nan, nan, 1.584962500721156], dtype=np.float64), np.array([nan, nan, 2.9999999999999996], dtype=np.float64), np.array([nan, nan, 0.9999999999999999], dtype=np.float64))), ('the minus sign of the entropy is missing: H = -sum a log2 a is at least 0', (np.array([0.0, -1.0, -1.584962500721156], dtype=np.float64), np.array([1.0, 0.5, 0.33333333333333337], dtype=np.float64), np.array([1.0, 0.25, 0.11111111111111112], dtype=np.float64))), ("the entropy sums over the queries (axis -2): each row, one query's distribution over the keys, has its own entropy (sum over axis -1)", (np.array([1.0283208335737188, 1.0283208335737188, 0.5283208335737187], dtype=np.float64), np.array([2.0396489026555056, 2.0396489026555056, 1.4422495703074083], dtype=np.float64), np.array([2.0396489026555056, 1.0198244513277528, 0.4807498567691361], dtype=np.float64)))]),
-        ('a one-hot row, a row split in two, with exact zeros', Call('attention_support', (np.array([[[1.0, 0.0], [0.5, 0.5]], [[1.0, 0.0], [1.0, 0.0]]], dtype=np.float64),), {}, None), ('entropy', 'support', 'normalised'), (np.array([[-0.0, 1.0], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 2.0], [1.0, 1.0]], dtype=np.float64), np.array([[1.0, 1.0], [1.0, 0.5]], dtype=np.float64)), [('the entropy is in nats (np.log): use log2, so that 2**H counts positions', (np.array([[-0.0, 0.6931471805599453], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 1.6168066722416745], [1.0, 1.0]], dtype=np.float64), np.array([[1.0, 0.8084033361208373], [1.0, 0.5]], dtype=np.float64))), ('the support is e**H with H in bits: with bits, the support is 2**H', (np.array([[-0.0, 1.0], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 2.718281828459045], [1.0, 1.0]], dtype=np.float64), np.array([[1.0, 1.3591409142295225], [1.0, 0.5]], dtype=np.float64))), ('the support is divided by N, the window length: query i sees i + 1 positions, so divide by i + 1', (np.array([[-0.0, 1.0], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 2.0], [1.0, 1.0]], dtype=np.float64), np.array([[0.5, 1.0], [0.5, 0.5]], dtype=np.float64))), ('the support is divided by i: query i sees i + 1 positions (0 to i), so divide by i + 1', (np.array([[-0.0, 1.0], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 2.0], [1.0, 1.0]], dtype=np.float64), np.array([[inf, 2.0], [inf, 1.0]], dtype=np.float64))), ('0 log 0 gives nan: the zero weights must count as 0 (log2 of 1 in their place, or np.where)', (np.array([[nan, 1.0], [nan, nan]], dtype=np.float64), np.array([[nan, 2.0], [nan, nan]], dtype=np.float64), np.array([[nan, 1.0], [nan, nan]], dtype=np.float64))), ('the minus sign of the entropy is missing: H = -sum a log2 a is at least 0', (np.array([[0.0, -1.0], [0.0, 0.0]], dtype=np.float64), np.array([[1.0, 0.5], [1.0, 1.0]], dtype=np.float64), np.array([[1.0, 0.25], [1.0, 0.5]], dtype=np.float64))), ("the entropy sums over the queries (axis -2): each row, one query's distribution over the keys, has its own entropy (sum over axis -1)", (np.array([[0.5, 0.5], [-0.0, -0.0]], dtype=np.float64), np.array([[1.4142135623730951, 1.4142135623730951], [1.0, 1.0]], dtype=np.float64), np.array([[1.4142135623730951, 0.7071067811865476], [1.0, 0.5]], dtype=np.float64)))]),
+         [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]], dtype=np.float64),), {}, None), ('entropy', 'support', 'normalised'), (np.array([-0.0, 1.0, 1.584962500721156], dtype=np.float64), np.array([1.0, 2.0, 2.9999999999999996], dtype=np.float64), np.array([1.0, 1.0, 0.9999999999999999], dtype=np.float64)), [('the entropy is in nats (np.log): use log2, so that 2**H counts positions', '', (np.array([-0.0, 0.6931471805599453, 1.0986122886681096], dtype=np.float64), np.array([1.0, 1.6168066722416745, 2.1414860639032773], dtype=np.float64), np.array([1.0, 0.8084033361208373, 0.7138286879677591], dtype=np.float64))), ('the support is e**H with H in bits: with bits, the support is 2**H', '', (np.array([-0.0, 1.0, 1.584962500721156], dtype=np.float64), np.array([1.0, 2.718281828459045, 4.879108412035344], dtype=np.float64), np.array([1.0, 1.3591409142295225, 1.626369470678448], dtype=np.float64))), ('the support is divided by N, the window length: query i sees i + 1 positions, so divide by i + 1', '', (np.array([-0.0, 1.0, 1.584962500721156], dtype=np.float64), np.array([1.0, 2.0, 2.9999999999999996], dtype=np.float64), np.array([0.3333333333333333, 0.6666666666666666, 0.9999999999999999], dtype=np.float64))), ('the support is divided by i: query i sees i + 1 positions (0 to i), so divide by i + 1', '', (np.array([-0.0, 1.0, 1.584962500721156], dtype=np.float64), np.array([1.0, 2.0, 2.9999999999999996], dtype=np.float64), np.array([inf, 2.0, 1.4999999999999998], dtype=np.float64))), ('0 log 0 gives nan: the zero weights must count as 0 (log2 of 1 in their place, or np.where)', '', (np.array([nan, nan, 1.584962500721156], dtype=np.float64), np.array([nan, nan, 2.9999999999999996], dtype=np.float64), np.array([nan, nan, 0.9999999999999999], dtype=np.float64))), ('the minus sign of the entropy is missing: H = -sum a log2 a is at least 0', '', (np.array([0.0, -1.0, -1.584962500721156], dtype=np.float64), np.array([1.0, 0.5, 0.33333333333333337], dtype=np.float64), np.array([1.0, 0.25, 0.11111111111111112], dtype=np.float64))), ("the entropy sums over the queries (axis -2): each row, one query's distribution over the keys, has its own entropy (sum over axis -1)", '', (np.array([1.0283208335737188, 1.0283208335737188, 0.5283208335737187], dtype=np.float64), np.array([2.0396489026555056, 2.0396489026555056, 1.4422495703074083], dtype=np.float64), np.array([2.0396489026555056, 1.0198244513277528, 0.4807498567691361], dtype=np.float64)))]),
+        ('a one-hot row, a row split in two, with exact zeros', Call('attention_support', (np.array([[[1.0, 0.0], [0.5, 0.5]], [[1.0, 0.0], [1.0, 0.0]]], dtype=np.float64),), {}, None), ('entropy', 'support', 'normalised'), (np.array([[-0.0, 1.0], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 2.0], [1.0, 1.0]], dtype=np.float64), np.array([[1.0, 1.0], [1.0, 0.5]], dtype=np.float64)), [('the entropy is in nats (np.log): use log2, so that 2**H counts positions', '', (np.array([[-0.0, 0.6931471805599453], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 1.6168066722416745], [1.0, 1.0]], dtype=np.float64), np.array([[1.0, 0.8084033361208373], [1.0, 0.5]], dtype=np.float64))), ('the support is e**H with H in bits: with bits, the support is 2**H', '', (np.array([[-0.0, 1.0], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 2.718281828459045], [1.0, 1.0]], dtype=np.float64), np.array([[1.0, 1.3591409142295225], [1.0, 0.5]], dtype=np.float64))), ('the support is divided by N, the window length: query i sees i + 1 positions, so divide by i + 1', '', (np.array([[-0.0, 1.0], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 2.0], [1.0, 1.0]], dtype=np.float64), np.array([[0.5, 1.0], [0.5, 0.5]], dtype=np.float64))), ('the support is divided by i: query i sees i + 1 positions (0 to i), so divide by i + 1', '', (np.array([[-0.0, 1.0], [-0.0, -0.0]], dtype=np.float64), np.array([[1.0, 2.0], [1.0, 1.0]], dtype=np.float64), np.array([[inf, 2.0], [inf, 1.0]], dtype=np.float64))), ('0 log 0 gives nan: the zero weights must count as 0 (log2 of 1 in their place, or np.where)', '', (np.array([[nan, 1.0], [nan, nan]], dtype=np.float64), np.array([[nan, 2.0], [nan, nan]], dtype=np.float64), np.array([[nan, 1.0], [nan, nan]], dtype=np.float64))), ('the minus sign of the entropy is missing: H = -sum a log2 a is at least 0', '', (np.array([[0.0, -1.0], [0.0, 0.0]], dtype=np.float64), np.array([[1.0, 0.5], [1.0, 1.0]], dtype=np.float64), np.array([[1.0, 0.25], [1.0, 0.5]], dtype=np.float64))), ("the entropy sums over the queries (axis -2): each row, one query's distribution over the keys, has its own entropy (sum over axis -1)", '', (np.array([[0.5, 0.5], [-0.0, -0.0]], dtype=np.float64), np.array([[1.4142135623730951, 1.4142135623730951], [1.0, 1.0]], dtype=np.float64), np.array([[1.4142135623730951, 0.7071067811865476], [1.0, 0.5]], dtype=np.float64)))]),
     ],
 })
+PROPERTIES.update({})

@@ -3,5 +3,6 @@ from . import mistakes  # noqa: F401  (registers the catalogue on the suite)
 from .suite import suite
 from .visible import CASES
 
+ASSIGNMENT = "lab07_rope_generation"
 HELPER = "lab07_checks.py"
-__all__ = ["suite", "CASES", "HELPER"]
+__all__ = ["ASSIGNMENT", "suite", "CASES", "HELPER"]
