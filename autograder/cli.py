@@ -39,6 +39,18 @@ def _course_option(parser) -> None:
     parser.add_argument("--course", default=".", help="the nbgrader course directory (default: here)")
 
 
+def _limit_options(parser) -> None:
+    """The sandbox limits (default: nbgrader_config.py's AttnLab settings, else AttnLab's)."""
+    parser.add_argument("--call-timeout", type=_positive(float), default=None, metavar="S",
+                        help=f"seconds per call of a student function (default {sandbox.Limits.call_seconds:g})")
+    parser.add_argument("--cell-timeout", type=_positive(float), default=None, metavar="S",
+                        help=f"seconds per notebook cell (default {sandbox.Limits.cell_seconds:g})")
+    parser.add_argument("--submission-timeout", type=_positive(float), default=None, metavar="S",
+                        help=f"seconds per submission in all (default {sandbox.Limits.submission_seconds:g})")
+    parser.add_argument("--memory", type=_positive(int, MIN_MEMORY_MIB), default=None, metavar="MiB",
+                        help=f"memory of the student's process (default {sandbox.Limits.memory_bytes // 2**20})")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="attnlab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"attnlab {__version__}")
@@ -55,14 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--zip-collect", action="store_true",
                    help="first collect an LMS download in downloaded/ASSIGNMENT/archive/")
     g.add_argument("--sandbox", choices=sandboxes, default="auto", help=sandbox_help)
-    g.add_argument("--call-timeout", type=_positive(float), default=None, metavar="S",
-                   help=f"seconds per call of a student function (default {sandbox.Limits.call_seconds:g})")
-    g.add_argument("--cell-timeout", type=_positive(float), default=None, metavar="S",
-                   help=f"seconds per notebook cell (default {sandbox.Limits.cell_seconds:g})")
-    g.add_argument("--submission-timeout", type=_positive(float), default=None, metavar="S",
-                   help=f"seconds per submission in all (default {sandbox.Limits.submission_seconds:g})")
-    g.add_argument("--memory", type=_positive(int, MIN_MEMORY_MIB), default=None, metavar="MiB",
-                   help=f"memory of the student's process (default {sandbox.Limits.memory_bytes // 2**20})")
+    _limit_options(g)
     _course_option(g)
     g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
@@ -87,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     b = commands.add_parser("gradescope", help="build a Gradescope autograder zip for ASSIGNMENT")
     b.add_argument("assignment", help="the assignment")
     b.add_argument("-o", "--output", help="the zip to write (default: ASSIGNMENT-gradescope.zip)")
+    _limit_options(b)
     _course_option(b)
 
     r = commands.add_parser("gradescope-run", help="(inside Gradescope) grade /autograder/submission")
@@ -183,7 +189,8 @@ def _demo(args) -> int:
 def _gradescope(args) -> int:
     from . import gradescope
     course = open_course(args.course)
-    out = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"))
+    out = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"),
+                           course_limits(course, args))
     print(f"wrote {out.resolve()}: upload it as the assignment's autograder (Ubuntu base image)")
     return 0
 
