@@ -13,6 +13,7 @@ from .config import MIN_MEMORY_MIB, AttnLab  # noqa: E402
 from traitlets import TraitError  # noqa: E402
 from .course import CourseError, open_course  # noqa: E402
 from .messages import points  # noqa: E402
+from .results import late_text  # noqa: E402
 
 
 def _positive(kind, minimum=None):
@@ -208,7 +209,8 @@ def _gradescope_run(args) -> int:
 def table(results) -> str:
     """A plain-text grade table: one row per student."""
     rows = [("student", "status", "score", "needs attention")]
-    rows += [(r.student, r.status, f"{points(r.score)}/{points(r.max_score)}", "; ".join(r.problems()))
+    rows += [(r.student, r.status, f"{points(r.score)}/{points(r.max_score)}",
+              "; ".join(r.problems() + ([late_text(r)] if late_text(r) else [])))
              for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]

@@ -110,7 +110,6 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
             done.update(_flush(course, assignment, notebook, gradebook, pending))
     everyone = class_results(course, assignment, suite, done)
     refresh(course, assignment, everyone)
-    results.write_csv(course.root / "grades.csv", everyone, list(suite.parts))
     batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs)
     _write_last_run(course, assignment, batch, mode)
     return batch
@@ -153,8 +152,9 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
 
 
 def refresh(course: Course, assignment: str, everyone: list) -> None:
-    """Rewrite the results.json files whose gradebook scores changed since they were written
-    (a human graded in formgrader)."""
+    """Write grades.csv, and rewrite the results.json files whose gradebook scores changed since
+    they were written (a human graded in formgrader)."""
+    results.write_csv(course.root / "grades.csv", everyone, list(labs.load(assignment).suite.parts))
     for result in everyone:
         path = _results_path(course, result.student, assignment)
         if result.recorded and path.exists():

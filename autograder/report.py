@@ -40,6 +40,7 @@ def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
     everyone = engine.class_results(course, assignment, suite)
     if not any(r.recorded for r in everyone):
         raise CourseError(f"nothing of {assignment} is graded yet: run `attnlab grade {assignment}` first")
+    engine.refresh(course, assignment, everyone)
     scored = [r for r in everyone if r.status in SCORED]
     data = {
         "assignment": assignment, "course": course.root,
