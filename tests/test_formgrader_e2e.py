@@ -83,6 +83,9 @@ def test_formgrader_lists_every_submission_with_the_scores_of_grades_csv(page, s
     page.screenshot(path=ARTIFACTS / "formgrader-submissions.png", full_page=True)
     page.goto(f"{server}{shown['gus'][1]}")             # the unreadable one opens, with its reason
     assert "this submission is unreadable" in page.locator("body").inner_text()
+    page.goto(f"{server}{shown['fay'][1]}")             # the tampering, in the first answer's comment box
+    reason = page.locator("#softmax-comment").get_attribute("placeholder")
+    assert "attnlab: tampering: locked cell 'test_softmax' was changed" in reason and "points 8 -> 100" in reason
 
 
 def test_a_manual_score_and_comment_reach_grades_csv_and_the_feedback(page, server, course):
