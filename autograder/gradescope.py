@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nbgrader.plugins import LateSubmissionPlugin
 
-from . import grading, results, sandbox
+from . import grading, results, sandbox, secret
 from .config import AttnLab
 from .course import CourseError
 
@@ -76,6 +76,7 @@ def build(course, assignment: str, out: Path, limits: sandbox.Limits | None = No
         _add_text(z, "setup.sh", SETUP)
         _add_text(z, "run_autograder", RUN)
         z.writestr("config.json", json.dumps(config, indent=1))
+        z.writestr("secret", secret.course_secret(course.root).hex() + "\n")   # root-only after setup.sh
         for path in sorted(release.rglob("*")):
             if path.is_file():
                 z.write(path, f"release/{path.relative_to(release)}")
@@ -98,12 +99,13 @@ def run(root: Path) -> results.Result:
     config = json.loads((root / "source" / "config.json").read_text())
     mode = sandbox.probe_mode(os.environ.get("ATTNLAB_SANDBOX", "auto"))
     if mode != "bwrap":
-        print(f"WARNING: this container does not allow bubblewrap; student code runs as user nobody "
-              f"without namespaces (sandbox mode '{mode}').", file=sys.stderr)
+        print(f"WARNING: this container does not allow bubblewrap; student code runs as an unprivileged "
+              f"user without bubblewrap (sandbox mode '{mode}').", file=sys.stderr)
     limits = sandbox.Limits(**config.get("limits", {}))
     slot = grading.Slot(config["assignment"], root / "release", config["notebook"], mode, limits)
     try:
-        result, _ = slot.grade("submission", _find_notebook(root / "submission", config["notebook"]))
+        path = _find_notebook(root / "submission", config["notebook"])
+        result, _ = slot.grade("submission", path, _salt(root, config["assignment"], path))
     finally:
         slot.worker.close()
     metadata = root / "submission_metadata.json"
@@ -114,6 +116,19 @@ def run(root: Path) -> results.Result:
     out.write_text(json.dumps(for_gradescope(result, config.get("details", "visible")), indent=1,
                               ensure_ascii=False) + "\n")
     return result
+
+
+def _salt(root: Path, assignment: str, notebook: Path) -> bytes:
+    """The hidden inputs' salt: the bundle's secret, the student (Gradescope's user ids) and the
+    notebook, as `attnlab grade` salts them."""
+    metadata = root / "submission_metadata.json"
+    try:
+        users = json.loads(metadata.read_text()).get("users", []) if metadata.is_file() else []
+    except (ValueError, AttributeError):
+        users = []
+    student = ",".join(sorted(str(u.get("id", u.get("email", ""))) for u in users if isinstance(u, dict)))
+    key = bytes.fromhex((root / "source" / "secret").read_text().strip())
+    return secret.salt(key, assignment, student, notebook.read_bytes() if notebook.is_file() else b"")
 
 
 def lateness(result: results.Result, metadata: dict, method: str) -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import examples, labs, notebooks
+from autograder import examples, gradescope, labs, notebooks
 from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
 from exploits import FIND_ANSWER_KEY
 
@@ -122,3 +122,17 @@ def test_gradescope_results_are_numbered_with_late_penalty_and_hidden_details():
     on_time = {**metadata, "created_at": "2026-03-02T11:00:00+00:00"}
     result.recorded = gradescope.lateness(result, on_time, "zero")
     assert gradescope.for_gradescope(result, "visible")["score"] == 100
+
+
+def test_hidden_inputs_are_salted_per_gradescope_user(autograder_root, tmp_path):
+    """The bundle carries the course secret, locked away with the answer key; two users with the
+    same notebook get other hidden inputs, the same user the same ones."""
+    assert stat.S_IMODE((autograder_root / "source" / "secret").stat().st_mode) & 0o077 == 0
+    notebook = tmp_path / "lab.ipynb"
+    notebook.write_text("{}")
+    salts = []
+    for user in ("101", "202", "101"):
+        (autograder_root / "submission_metadata.json").write_text(json.dumps({"users": [{"id": user}]}))
+        salts.append(gradescope._salt(autograder_root, ASSIGNMENT, notebook))
+    (autograder_root / "submission_metadata.json").unlink()
+    assert salts[0] != salts[1] and salts[0] == salts[2]
