@@ -6,3 +6,4 @@ MIN_WRONG, MIN_CORRECT = 45, 12
 MIN_PER_PART = dict.fromkeys(("softmax", "scaled_dot_product_attention", "causal_attention",
                               "MultiHeadAttention", "positional_encoding", "layer_norm", "feedforward",
                               "TransformerBlock", "MiniTransformerLM"), 3)
+TRIVIAL_SHARE = 0.2   # most of a part that odd results (zeros, the input, ...) may earn

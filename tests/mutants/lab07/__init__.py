@@ -12,3 +12,7 @@ from mutants import Mutant, correct, wrong
 __all__ = ["Mutant", "correct", "wrong"]
 MODULES = ("rope_frequencies", "apply_rope", "rope_attention", "kv_attention_step", "dropout",
            "attention_support")
+MIN_WRONG, MIN_CORRECT = 45, 18
+MIN_PER_PART = dict.fromkeys(("rope_frequencies", "apply_rope", "rope_attention", "kv_attention_step",
+                              "dropout", "attention_support"), 6)
+TRIVIAL_SHARE = 0.125   # most of a part that odd results (zeros, the input, ...) may earn
