@@ -29,39 +29,6 @@ suite = Suite(
 check = suite.check
 
 
-def kind_of(value) -> str:
-    if value is None:
-        return "None (missing return?)"
-    if isinstance(value, tuple):
-        return f"a tuple of {len(value)} items"
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
-    return f"a value of type {type(value).__name__}"
-
-
-def expect_array(t, got, shape, what="the result"):
-    """`got` is a float array of `shape` (values are other checks' business)."""
-    if not isinstance(got, np.ndarray):
-        t.fail(f"{what} is {kind_of(got)}; expected a NumPy array of shape {shape}")
-    if got.shape != shape:
-        t.fail(f"{what} has shape {got.shape}; expected {shape}")
-    if got.dtype.kind != "f":
-        t.fail(f"{what} has dtype {got.dtype}; expected floating-point numbers")
-
-
-def expect_items(t, call, items):
-    """The student's result for `call` matches the reference's in the tuple items `items`."""
-    tol, names = t.check.tol, t.suite.output_names[t.check.part]
-    got, expected = t.student(call), t.reference(call)
-    if not isinstance(got, tuple) or len(got) != len(expected):
-        t.fail(f"{call.describe()}: {mismatch(got, expected, tol.rtol, tol.atol, names)}")
-    for i in items:
-        problem = mismatch(got[i], expected[i], tol.rtol, tol.atol)
-        if problem:
-            t.fail(f"{call.describe()}: {names[i]}: {problem}")
-    return got
-
-
 # --------------------------------------------------------------------------- rope_frequencies
 
 @check("rope_frequencies", "d_k = 16: the values base^(-2m/d_k)", 2.5)
@@ -75,7 +42,7 @@ def _(t):
     """One frequency per pair of dimensions; pair 0 turns by one radian per position."""
     d_k = 2 * int(t.rng.integers(3, 9))
     got = t.student(C.rope_frequencies(d_k))
-    expect_array(t, got, (d_k // 2,))
+    t.expect_array(got, (d_k // 2,))
     if not np.isclose(got[0], 1.0, rtol=0, atol=1e-12):
         t.fail(f"rope_frequencies({d_k})[0] is {got[0]:.6g}; pair m = 0 has theta_0 = base**0 = 1")
 
@@ -132,7 +99,7 @@ def _(t):
     """A rotation turns a vector without stretching it, and the rotation by 0 is the identity."""
     x = t.normal(5, 8)
     got = t.student(C.apply_rope(x, np.arange(5)))
-    expect_array(t, got, x.shape)
+    t.expect_array(got, x.shape)
     if not np.allclose(got[0], x[0], rtol=1e-9, atol=1e-12):
         t.fail("the row at position 0 changed: the rotation by angle 0 must leave it as it is")
     lengths, expected = np.linalg.norm(got, axis=-1), np.linalg.norm(x, axis=-1)
@@ -148,7 +115,7 @@ def _(t):
     x = t.normal(2, 6, 8)
     call = C.apply_rope(x.astype(np.float32), np.arange(6))
     got = t.student(call)
-    expect_array(t, got, x.shape)
+    t.expect_array(got, x.shape)
     if got.dtype != np.float32:
         t.fail(f"{call.describe()} returned {got.dtype}; keep the dtype of x (cast cos and sin to x.dtype)")
     t.expect_match(call, against=C.apply_rope(x, np.arange(6)))
@@ -189,9 +156,8 @@ def _(t):
     """A query may look at its own and earlier positions only (eq. 8.34)."""
     call = attention_case(t, 2, 5, 8, 2, scale=2.0)
     got = t.student(call)
-    if not isinstance(got, tuple) or len(got) != 2:
-        t.fail(f"{call.describe()} returned {kind_of(got)}; expected a tuple (out, weights)")
-    expect_array(t, got[1], (2, 2, 5, 5), "weights")
+    t.expect_tuple(got, call)
+    t.expect_array(got[1], (2, 2, 5, 5), "weights")
     if np.abs(np.triu(got[1], k=1)).max() > 1e-12:
         t.fail("weights are not 0 after the diagonal: add the causal mask before the softmax")
     if not np.allclose(got[1].sum(axis=-1), 1.0, atol=1e-9):
@@ -215,9 +181,8 @@ def _(t):
     W_O = t.normal(d, d, scale=1.0 / math.sqrt(d))
     call = C.rope_attention(t.normal(1, N, d), (*blocks, W_O), heads)
     got = t.student(call)
-    if not isinstance(got, tuple) or len(got) != 2:
-        t.fail(f"{call.describe()} returned {kind_of(got)}; expected a tuple (out, weights)")
-    expect_array(t, got[1], (1, heads, N, N), "weights")
+    t.expect_tuple(got, call)
+    t.expect_array(got[1], (1, heads, N, N), "weights")
     for a in range(1, heads):
         if not np.allclose(got[1][0, a], got[1][0, 0], rtol=1e-6, atol=1e-9):
             t.fail(f"heads 0 and {a} have the same projections but different weights: every head must "
@@ -262,7 +227,7 @@ def _(t):
 def _(t):
     """The cache holds rotated keys; the new one is appended after the old ones, not rotated
     again later."""
-    expect_items(t, step_case(t, 8, 12, 3, 7)[2], (1, 2))
+    t.expect_items(step_case(t, 8, 12, 3, 7)[2], (1, 2))
 
 
 @check("kv_attention_step", "the output is row t of rope_attention on the whole sequence", 4)
@@ -270,8 +235,7 @@ def _(t):
     """Cached decoding must give exactly what the full forward pass gives."""
     X, weights, call = step_case(t, 9, 8, 2, 8)
     got = t.student(call)
-    if not isinstance(got, tuple) or len(got) != 3:
-        t.fail(f"{call.describe()} returned {kind_of(got)}; expected a tuple (out, k_cache, v_cache)")
+    t.expect_tuple(got, call)
     full = t.suite.reference_result(C.rope_attention(X[None], weights, 2))[0][0, 8]
     problem = mismatch(got[0], full, t.check.tol.rtol, t.check.tol.atol)
     if problem:
@@ -295,7 +259,7 @@ def _(t):
 def dropped(t, call, shape):
     """The student's output for `call`: a float array of `shape`."""
     got = t.student(call)
-    expect_array(t, got, shape)
+    t.expect_array(got, shape)
     return got
 
 
@@ -392,7 +356,7 @@ def _(t):
     got, given = t.student_with_inputs(call)
     if not np.array_equal(given[0], x):
         t.fail(f"{call.describe()} modified x in place; compute into a new array instead")
-    expect_array(t, got, x.shape)
+    t.expect_array(got, x.shape)
     expect_dropout_values(t, x, got, 0.5)
 
 
@@ -438,14 +402,14 @@ def _(t):
 def _(t):
     """The support 2^H counts positions only when H is in bits."""
     weights = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])
-    expect_items(t, C.attention_support(weights), (0,))
-    expect_items(t, support_case(t, 2, 5, 5), (0,))
+    t.expect_items(C.attention_support(weights), (0,))
+    t.expect_items(support_case(t, 2, 5, 5), (0,))
 
 
 @check("attention_support", "normalised by the i + 1 positions a query sees, not by N", 2)
 def _(t):
     """Query i can see i + 1 positions; dividing by N makes early queries look narrow."""
-    expect_items(t, support_case(t, 4, 7, 7, sharpness=0.5), (2,))
+    t.expect_items(support_case(t, 4, 7, 7, sharpness=0.5), (2,))
 
 
 @check("attention_support", "a single query (N = 1)", 1)
