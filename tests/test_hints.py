@@ -10,7 +10,6 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from autograder import labs
-from autograder.labs.lab05 import reference as ref05
 from autograder.labs.lab06 import reference as ref06
 from conftest import ROOT
 
@@ -56,22 +55,40 @@ def failure(check, obj) -> str:
 def test_the_exact_fix_appears_only_from_the_third_failure_in_a_row():
     h = helper("lab06_training")
     wrong = student(ELEMENTWISE, ref06, "attention_backward")
-    first, second, third = (failure(h.check, wrong) for _ in range(3))
-    assert "likely cause: the softmax backward treats each weight as a function of its own score" in first
-    assert "fix (shown after" not in first and "fix (shown after" not in second
-    assert "2 more times" in first and "1 more time)" in second
-    assert "fix (shown after 3 failures of this check): δS = α ⊙ (δα - rowsum(α ⊙ δα))" in third
+    first = failure(h.check, wrong)
+    mistake = next(m for m in labs.load("lab06_training").suite.parts["attention_backward"].mistakes
+                   if m.message in first)
+    assert mistake.fix and mistake.fix not in first and "2 more times" in first
+    second, third = failure(h.check, wrong), failure(h.check, wrong)
+    assert mistake.fix not in second and "1 more time)" in second
+    assert f"fix (shown after 3 failures of this check): {mistake.fix}" in third
     h.check(ref06.attention_backward)                       # a pass starts the count again
-    assert "fix (shown after" not in failure(h.check, wrong)
+    assert mistake.fix not in failure(h.check, wrong)
+
+
+def fake_check(h, function, mistakes):
+    """A visible case of `function(x)` for x = [1, 2], expecting 2x, with the given mistakes."""
+    h.CASES[function.__name__] = [("x = [1, 2]", h.Call(function.__name__, (np.array([1.0, 2.0]),)), None,
+                                   np.array([2.0, 4.0]), mistakes)]
+    return failure(h.check, function)
 
 
 def test_a_mistake_without_a_fix_never_shows_one():
     h = helper("lab05_transformers")
-    naive = student("def softmax(z):\n    e = np.exp(z)\n    return e / e.sum(axis=-1, keepdims=True)\n",
-                    ref05, "softmax")
-    messages = [failure(h.check, naive) for _ in range(4)]
-    assert all("likely cause: no maximum is subtracted" in m for m in messages)
+
+    def double(x):
+        return 3 * x
+    messages = [fake_check(h, double, [("it triples", "", np.array([3.0, 6.0]))]) for _ in range(4)]
+    assert all("likely cause: it triples" in m for m in messages)
     assert not any("fix (shown after" in m or "more time" in m for m in messages)
+
+
+def test_an_uncatalogued_none_names_the_default():
+    h = helper("lab05_transformers")
+
+    def double(x, scale=None):
+        return scale * x
+    assert "likely cause: a value that is None was used as an array" in fake_check(h, double, [])
 
 
 def run_in_ipython(*cells) -> str:
@@ -88,7 +105,7 @@ def run_in_ipython(*cells) -> str:
      "    xc = x - x.mean(axis=-1, keepdims=True)\n"
      "    return gamma * xc / np.sqrt((xc * xc).mean(axis=-1, keepdims=True) + eps) + beta\n",
      ["Traceback (your code only):", "return gamma * xc", "raised TypeError: unsupported operand",
-      "likely cause: a value that is None was used as an array"]),
+      "likely cause: gamma and beta are used as given, but they default to None"]),
     ("def layer_norm(x, gamma=None, beta=None, eps=1e-5):\n    return x\n",
      ["AssertionError: layer_norm failed the visible check"]),
     ("def layer_norm(x, gamma=None, beta=None, eps=1e-5):\n    raise NotImplementedError()\n",
@@ -153,7 +170,7 @@ def test_the_reference_passes_the_visible_checks(name, capsys):
     ("def cross_entropy(logits, targets):\n"
      "    return float(-np.log(np.take_along_axis(softmax(logits), targets[..., None], axis=-1)).mean())\n",
      "log(softmax(u))"),
-    (ELEMENTWISE, "its own score only"),
+    (ELEMENTWISE, "the Jacobian has off-diagonal terms"),
 ])
 def test_common_lab06_mistakes_are_named_before_submission(source, cause):
     name = "attention_backward" if "attention_backward" in source else "cross_entropy"
