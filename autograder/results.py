@@ -181,7 +181,8 @@ def write_csv(path: Path, results: list, part_names: list) -> None:
                       "timestamp", "late_penalty", "late", "needs_attention"])
         for r in sorted(results, key=lambda r: r.student):
             parts = {p.name: r.part_score(p) for p in r.parts}
-            cells = {name: cell["score"] for name, cell in r.hand_graded().items()}
+            cells = {name: cell["score"] for name, cell in r.hand_graded().items()
+                     if cell["manual_score"] is not None or cell["auto_score"] is not None}
             out.writerow([r.student, r.status, points(r.score), points(r.max_score),
                           *(points(parts.get(n, 0.0)) for n in part_names),
                           *(points(cells[n]) if n in cells else "" for n in by_hand),
