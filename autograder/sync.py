@@ -124,14 +124,12 @@ def helper_source(lab, assignment: str) -> str:
     modules = [_body(m) for m in (compare, invoke, student_checks)]
     data = ["nan, inf = float('nan'), float('inf')", "CASES.update({"]
     extra = visible_extra.CASES.get(assignment, {})
-    mistakes = [(m, "") for part in lab.suite.parts.values() for m in part.mistakes]
-    mistakes += visible_extra.MISTAKES.get(assignment, [])
     for name, cases in lab.CASES.items():
         data.append(f"    {name!r}: [")
         for description, call in cases + extra.get(name, []):
             expected = execute(call, lab.suite.reference)[0]
             entry = (description, call, lab.suite.output_names.get(name), expected,
-                     _mistake_outputs(lab.suite, [m for m in mistakes if m[0].part == name], call, expected))
+                     _mistake_outputs(lab.suite, name, call, expected))
             data.append("        " + _literal(entry, 8) + ",")
         data.append("    ],")
     data.append("})")
@@ -139,19 +137,18 @@ def helper_source(lab, assignment: str) -> str:
     return header + "\n\n".join(modules) + "\n\n" + "\n".join(data) + "\n"
 
 
-def _mistake_outputs(suite, mistakes, call, expected) -> list:
-    """(message, fix, outcome) of every mistake, given as (mistake, extra fix), whose outcome on
-    `call` differs from the expected one; an exception is recorded as ("raises", type, message).
-    The fix is the mistake's own `fix` when it has one."""
+def _mistake_outputs(suite, name, call, expected) -> list:
+    """(message, fix, outcome) of every catalogued mistake whose outcome on `call` differs from
+    the expected one; an exception is recorded as ("raises", type, message)."""
     outputs = []
-    for mistake, extra_fix in mistakes:
+    for mistake in suite.parts[name].mistakes:
         try:
             with np.errstate(all="ignore"):
                 wrong = execute(call, suite.namespace_with(mistake))[0]
         except Exception as exc:
             wrong = ("raises", type(exc).__name__, str(exc))
         if student_checks.raised(wrong) or not compare.close(wrong, expected, **student_checks.TOL):
-            outputs.append((mistake.message, getattr(mistake, "fix", "") or extra_fix, wrong))
+            outputs.append((mistake.message, getattr(mistake, "fix", "") or "", wrong))
     return outputs
 
 

@@ -10,7 +10,6 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from autograder import labs
-from autograder.labs.lab05 import reference as ref05
 from autograder.labs.lab06 import reference as ref06
 from conftest import ROOT
 
@@ -64,16 +63,32 @@ def test_the_exact_fix_appears_only_from_the_third_failure_in_a_row():
     assert "2 more times" in first and "1 more time)" in second
     assert f"fix (shown after 3 failures of this check): {mistake.fix}" in third
     h.check(ref06.attention_backward)                       # a pass starts the count again
-    assert "fix (shown after" not in failure(h.check, wrong)
+    assert mistake.fix not in failure(h.check, wrong)
+
+
+def fake_check(h, function, mistakes):
+    """A visible case of `function(x)` for x = [1, 2], expecting 2x, with the given mistakes."""
+    h.CASES[function.__name__] = [("x = [1, 2]", h.Call(function.__name__, (np.array([1.0, 2.0]),)), None,
+                                   np.array([2.0, 4.0]), mistakes)]
+    return failure(h.check, function)
 
 
 def test_a_mistake_without_a_fix_never_shows_one():
     h = helper("lab05_transformers")
-    naive = student("def softmax(z):\n    e = np.exp(z)\n    return e / e.sum(axis=-1, keepdims=True)\n",
-                    ref05, "softmax")
-    messages = [failure(h.check, naive) for _ in range(4)]
-    assert all("likely cause: no maximum is subtracted" in m for m in messages)
+
+    def double(x):
+        return 3 * x
+    messages = [fake_check(h, double, [("it triples", "", np.array([3.0, 6.0]))]) for _ in range(4)]
+    assert all("likely cause: it triples" in m for m in messages)
     assert not any("fix (shown after" in m or "more time" in m for m in messages)
+
+
+def test_an_uncatalogued_none_names_the_default():
+    h = helper("lab05_transformers")
+
+    def double(x, scale=None):
+        return scale * x
+    assert "likely cause: a value that is None was used as an array" in fake_check(h, double, [])
 
 
 def run_in_ipython(*cells) -> str:
