@@ -53,8 +53,10 @@ class Slot:
             inspection = submission.inspect(nb, self.release)
         except submission.Unreadable as exc:
             return results.ungraded(student, self.assignment, self.suite, "unreadable", str(exc)), None
-        if not self.worker.alive:
+        if not self.worker.alive:       # the slot's start-up is not the submission's time
+            started = time.monotonic()
             self.worker.start()
+            start += time.monotonic() - started
         runner = SandboxRunner(self.worker, self.suite, inspection.cells, self.limits)
         runner.start()
         parts = [run_part(self.suite, name, runner, salt) for name in self.suite.parts]

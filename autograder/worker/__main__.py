@@ -364,22 +364,39 @@ def _reap_orphans() -> None:
 
 def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated: bool):
     """Run one part in a child; with namespaces, in a context of its own whose PID 1 is the
-    part: whatever the part starts or writes is gone when it ends."""
+    part: whatever the part starts or writes is gone when it ends. The part's status comes back
+    as soon as its namespace is empty; tearing the namespace down is not waited for."""
+    if not isolated:
+        pid = _fork()
+        if pid == 0:
+            try:
+                _seal(data.sock.fileno())
+                part(data, namespace, msg)
+            finally:
+                os._exit(0)
+        return _reap(pid)
+    done, tell = os.pipe()
     keeper = _fork()
     if keeper == 0:
         try:
-            if isolated:
-                isolation.enter(_scratch_dirs(), limits["tmp_bytes"])
-                pid = _fork()
-                if pid:
-                    os._exit(_exit_code(_reap(pid)))
-                isolation.die_with_parent()
-                isolation.drop_capabilities()
+            os.close(done)
+            isolation.enter(_scratch_dirs(), limits["tmp_bytes"])
+            pid = _fork()
+            if pid:
+                status = _exit_code(_reap(pid))     # PID 1 gone: nothing of the part is left
+                os.write(tell, bytes([status & 0xFF]))
+                os._exit(status)
+            os.close(tell)
+            isolation.die_with_parent()
+            isolation.drop_capabilities()
             _seal(data.sock.fileno())
             part(data, namespace, msg)
         finally:
             os._exit(0)
-    return _reap(keeper)
+    os.close(tell)
+    got = os.read(done, 1)
+    os.close(done)
+    return got[0] if got else _reap(keeper)     # the keeper is reaped later (`_reap_orphans`)
 
 
 def _seal(keep_fd: int) -> None:
