@@ -247,7 +247,7 @@ def test_feedback_page_shows_scores_and_diagnoses_but_no_hidden_tests(page, lab,
         shown = f"{points(test['score'])} / {points(test['max_score'])}"
         assert re.search(rf"{re.escape(shown)}\s*$", row.inner_text()), (test["name"], shown)
     diagnoses = page.get_by_test_id("diagnosis").all_inner_texts()
-    assert len(diagnoses) == sum(t["status"] == "failed" for t in tests) == 6
+    assert len(diagnoses) == sum("Likely cause:" in t["output"] for t in tests) >= 2
     assert any("no maximum is subtracted" in d for d in diagnoses)
     assert any("divided by d_k instead of √d_k" in d for d in diagnoses)
     total = f"{points(result['score'])} / {points(result['extra_data']['max_score'])}"
