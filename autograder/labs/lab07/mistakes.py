@@ -104,7 +104,7 @@ def base_ignored(d_k, base=10000.0):
 
 @mistake("apply_rope", "the rotation turns the wrong way (angle -i*theta): the first output of a pair is "
          "x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos",
-         fix="out[..., 0::2] = even * cos - odd * sin and out[..., 1::2] = even * sin + odd * cos")
+         fix="the first output of a pair is even * cos - odd * sin, the second even * sin + odd * cos")
 def turned_backwards(x, positions, base=10000.0):
     return _rotate(x, _angles(positions, x.shape[-1], base), sign=-1.0)
 
@@ -129,7 +129,7 @@ def index_not_position(x, positions, base=10000.0):
 
 @mistake("apply_rope", "the sine term of the second output of each pair has the wrong sign: that matrix is "
          "not a rotation (it stretches vectors); a rotation has -sin above the diagonal and +sin below it",
-         fix="out[..., 1::2] = even * sin + odd * cos")
+         fix="the second output of a pair is even * sin + odd * cos")
 def not_a_rotation(x, positions, base=10000.0):
     angles = _angles(positions, x.shape[-1], base)
     even, odd = x[..., 0::2], x[..., 1::2]
@@ -154,7 +154,7 @@ def base_ignored_in_rotation(x, positions, base=10000.0):
 
 @mistake("apply_rope", "the odd outputs are computed from the already rotated even entries: keep the "
          "original pair (x_2m, x_2m+1) until both outputs are computed",
-         fix="read even, odd = x[..., 0::2], x[..., 1::2] and write into a new out = np.empty_like(x)")
+         fix="read even and odd from x and write both outputs into a new array (np.empty_like(x))")
 def overwritten_pair(x, positions, base=10000.0):
     angles = _angles(positions, x.shape[-1], base)
     out = np.array(x, dtype=float)
@@ -176,7 +176,7 @@ def rotated_before_split(X, W_Q, W_K, W_V, W_O, n_heads):
 
 @mistake("rope_attention", "the values are rotated too: RoPE turns queries and keys only, values carry "
          "content",
-         fix="q, k = apply_rope(q, positions), apply_rope(k, positions), and v as it is")
+         fix="apply_rope to q and k only; v goes into weights @ v unrotated")
 def values_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_v=True)
 
@@ -197,7 +197,8 @@ def queries_not_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
 
 @mistake("rope_attention", "no rotation at all: the queries and keys of every head must be turned at "
          "positions 0..N-1",
-         fix="positions = np.arange(N); q, k = apply_rope(q, positions), apply_rope(k, positions)")
+         fix="q = apply_rope(q, np.arange(N)) and k = apply_rope(k, np.arange(N)), after the split "
+             "into heads")
 def not_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_q=False, rotate_k=False)
 
@@ -349,7 +350,7 @@ def multiplied_by_keep(x, p, rng, training=True):
 
 
 @mistake("dropout", "p is used as the probability of keeping an entry: p is the probability of dropping it",
-         fix="keep = rng.random(x.shape) >= p, then np.where(keep, x / (1 - p), 0.0)")
+         fix="keep the entries where rng.random(x.shape) >= p and divide them by 1 - p")
 def p_keeps(x, p, rng, training=True):
     if not training or p == 0:
         return x.copy()
@@ -358,7 +359,7 @@ def p_keeps(x, p, rng, training=True):
 
 @mistake("dropout", "entries are dropped at evaluation time too: dropout acts during training only, "
          "evaluation leaves x as it is",
-         fix="if not training: return x.copy()")
+         fix="if not training, the result is x.copy(), with no mask and no scaling")
 def always_on(x, p, rng, training=True):
     if p == 0:
         return x.copy()
@@ -367,7 +368,7 @@ def always_on(x, p, rng, training=True):
 
 @mistake("dropout", "at evaluation x is scaled by 1 - p (plain dropout's correction); inverted dropout "
          "already scaled during training, so evaluation returns x unchanged",
-         fix="if not training: return x.copy()")
+         fix="if not training, the result is x.copy(), with no mask and no scaling")
 def scaled_at_evaluation(x, p, rng, training=True):
     if not training:
         return x * (1 - p)
@@ -378,7 +379,7 @@ def scaled_at_evaluation(x, p, rng, training=True):
 
 @mistake("dropout", "the dropout probability is a fixed number in the code: the rate must follow the "
          "argument p",
-         fix="keep = rng.random(x.shape) >= p, and divide by 1 - p")
+         fix="keep the entries where rng.random(x.shape) >= p and divide them by 1 - p")
 def fixed_rate(x, p, rng, training=True):
     if not training:
         return x.copy()
@@ -412,7 +413,7 @@ def in_nats(weights):
 
 
 @mistake("attention_support", "the support is e^H with H in bits: with bits, the support is 2^H",
-         fix="support = 2.0 ** entropy")
+         fix="2.0 ** entropy (or np.exp2(entropy)) instead of np.exp(entropy)")
 def exp_of_bits(weights):
     return _support(weights, power=math.e)
 
