@@ -21,11 +21,12 @@ c.GenerateSolution.preprocessors = [
 # downloaded/<assignment>/archive/. Only the LMS's own top-level file names give student ids
 # (archives that students uploaded are never opened); ids are checked and mapped through
 # c.AttnLab.lms_ids. This pattern reads Canvas's file names,
-# <name>_<student id>_<submission id>_<original name>.ipynb; adapt it to your LMS.
+# <name>_[LATE_]<student id>_<submission id>_<original name>.ipynb; adapt it to your LMS. A file
+# the LMS marks LATE counts as submitted one second after the gradebook's due date.
 c.ZipCollectApp.extractor_plugin = "autograder.nbgrader_plugins.LmsExtractor"
 c.ZipCollectApp.collector_plugin = "autograder.nbgrader_plugins.LmsCollector"
 c.FileNameCollectorPlugin.named_regexp = (
-    r".*/[^/_]+_(?:LATE_)?(?P<student_id>[^_/]+)_\d+_(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$"
+    r".*/[^/_]+_(?P<late>LATE_)?(?P<student_id>[^_/]+)_\d+_(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$"
 )
 
 # Feedback never shows hidden tests (not in the cells, not in the tracebacks) and never carries

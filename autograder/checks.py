@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from .compare import close, mismatch
+from .compare import close, kind, mismatch
 from .worker.invoke import Call, execute, inputs
 from .worker.protocol import encode
 
@@ -198,7 +198,8 @@ class Suite:
 
 
 class Trial:
-    """What a check body works with: a seeded generator, the student, and the reference.
+    """What a check body works with: a seeded generator, the student, the reference, and the
+    expectations every lab's suite shares (`expect_*`), which fail the check with one line.
 
     The generator's seed mixes the check's identity with `salt`, a per-submission secret
     (see `secrets.salt`): each student gets other hidden inputs, and a regrade the same ones.
@@ -253,6 +254,47 @@ class Trial:
         if problems:
             raise problems[0]
 
+    def expect_items(self, call: Call, items):
+        """The student's result for `call` matches the reference's in the tuple items `items`
+        (indices): a mistake in one output costs the checks of that output only."""
+        tol, names = self.check.tol, self.suite.output_names[self.check.part]
+        got, expected = self.student(call), self.reference(call)
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            self.fail(f"{call.describe()}: {mismatch(got, expected, tol.rtol, tol.atol, names)}")
+        for i in items:
+            problem = mismatch(got[i], expected[i], tol.rtol, tol.atol)
+            if problem:
+                self.fail(f"{call.describe()}: {names[i]}: {problem}")
+        return got
+
+    def expect_array(self, got, shape: tuple, what: str = "the result", *, kinds: str = "f") -> None:
+        """`got` (named `what` in a failure) is a NumPy array of `shape` whose dtype kind is in
+        `kinds` ("f": floating point, "iu": integer); its values are other checks' business."""
+        if not isinstance(got, np.ndarray):
+            self.fail(f"{what} is {kind(got)}; expected a NumPy array of shape {shape}")
+        if got.shape != shape:
+            self.fail(f"{what} has shape {got.shape}; expected {shape}")
+        if got.dtype.kind not in kinds:
+            wanted = "integer" if kinds == "iu" else "floating-point"
+            self.fail(f"{what} has dtype {got.dtype}; expected {wanted} numbers")
+
+    def expect_tuple(self, got, call: Call | None = None) -> None:
+        """`got` is a tuple of as many items as the part has named outputs."""
+        names = self.suite.output_names[self.check.part]
+        if not isinstance(got, tuple) or len(got) != len(names):
+            where = f"{call.describe()} " if call else ""
+            self.fail(f"{where}returned {kind(got)}; expected a tuple ({', '.join(names)})")
+
+    def expect_arrays(self, got, shapes: list, *, kinds: str = "f") -> None:
+        """`got` is a tuple of arrays of `shapes` (`expect_array`), named after the part's outputs."""
+        self.expect_tuple(got)
+        for name, item, shape in zip(self.suite.output_names[self.check.part], got, shapes):
+            self.expect_array(item, shape, name, kinds=kinds)
+
+    def expect_float32_close(self, build: Callable, *args) -> None:
+        """`expect_same_as` for `build(*args)` (a Call) with its float arrays in float32."""
+        self.expect_same_as(build(*map(as_float32, args)), build(*args))
+
     def expect_inputs_unchanged(self, call: Call) -> None:
         """The property: the call leaves its inputs as they were. It is credited on a right
         result only: code that computes nothing earns nothing for leaving its inputs alone."""
@@ -294,6 +336,13 @@ class Trial:
 
     def fail(self, message: str, cause: "Mistake | None" = None):
         raise CheckFailed(message, cause)
+
+
+def as_float32(value):
+    """Float arrays (also inside a tuple) in single precision; everything else as it is."""
+    if isinstance(value, tuple):
+        return tuple(map(as_float32, value))
+    return value.astype(np.float32) if isinstance(value, np.ndarray) and value.dtype.kind == "f" else value
 
 
 @dataclass(frozen=True)

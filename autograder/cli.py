@@ -13,6 +13,7 @@ from .config import MIN_MEMORY_MIB, AttnLab  # noqa: E402
 from traitlets import TraitError  # noqa: E402
 from .course import CourseError, open_course  # noqa: E402
 from .messages import points  # noqa: E402
+from .results import late_text  # noqa: E402
 
 
 def _positive(kind, minimum=None):
@@ -39,6 +40,18 @@ def _course_option(parser) -> None:
     parser.add_argument("--course", default=".", help="the nbgrader course directory (default: here)")
 
 
+def _limit_options(parser) -> None:
+    """The sandbox limits (default: nbgrader_config.py's AttnLab settings, else AttnLab's)."""
+    parser.add_argument("--call-timeout", type=_positive(float), default=None, metavar="S",
+                        help=f"seconds per call of a student function (default {sandbox.Limits.call_seconds:g})")
+    parser.add_argument("--cell-timeout", type=_positive(float), default=None, metavar="S",
+                        help=f"seconds per notebook cell (default {sandbox.Limits.cell_seconds:g})")
+    parser.add_argument("--submission-timeout", type=_positive(float), default=None, metavar="S",
+                        help=f"seconds per submission in all (default {sandbox.Limits.submission_seconds:g})")
+    parser.add_argument("--memory", type=_positive(int, MIN_MEMORY_MIB), default=None, metavar="MiB",
+                        help=f"memory of the student's process (default {sandbox.Limits.memory_bytes // 2**20})")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="attnlab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"attnlab {__version__}")
@@ -55,14 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--zip-collect", action="store_true",
                    help="first collect an LMS download in downloaded/ASSIGNMENT/archive/")
     g.add_argument("--sandbox", choices=sandboxes, default="auto", help=sandbox_help)
-    g.add_argument("--call-timeout", type=_positive(float), default=None, metavar="S",
-                   help=f"seconds per call of a student function (default {sandbox.Limits.call_seconds:g})")
-    g.add_argument("--cell-timeout", type=_positive(float), default=None, metavar="S",
-                   help=f"seconds per notebook cell (default {sandbox.Limits.cell_seconds:g})")
-    g.add_argument("--submission-timeout", type=_positive(float), default=None, metavar="S",
-                   help=f"seconds per submission in all (default {sandbox.Limits.submission_seconds:g})")
-    g.add_argument("--memory", type=_positive(int, MIN_MEMORY_MIB), default=None, metavar="MiB",
-                   help=f"memory of the student's process (default {sandbox.Limits.memory_bytes // 2**20})")
+    _limit_options(g)
     _course_option(g)
     g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
@@ -87,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     b = commands.add_parser("gradescope", help="build a Gradescope autograder zip for ASSIGNMENT")
     b.add_argument("assignment", help="the assignment")
     b.add_argument("-o", "--output", help="the zip to write (default: ASSIGNMENT-gradescope.zip)")
+    _limit_options(b)
     _course_option(b)
 
     r = commands.add_parser("gradescope-run", help="(inside Gradescope) grade /autograder/submission")
@@ -183,7 +190,8 @@ def _demo(args) -> int:
 def _gradescope(args) -> int:
     from . import gradescope
     course = open_course(args.course)
-    out = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"))
+    out = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"),
+                           course_limits(course, args))
     print(f"wrote {out.resolve()}: upload it as the assignment's autograder (Ubuntu base image)")
     return 0
 
@@ -201,7 +209,8 @@ def _gradescope_run(args) -> int:
 def table(results) -> str:
     """A plain-text grade table: one row per student."""
     rows = [("student", "status", "score", "needs attention")]
-    rows += [(r.student, r.status, f"{points(r.score)}/{points(r.max_score)}", "; ".join(r.problems()))
+    rows += [(r.student, r.status, f"{points(r.score)}/{points(r.max_score)}",
+              "; ".join(r.problems() + ([late_text(r)] if late_text(r) else [])))
              for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]

@@ -112,8 +112,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                     pending, since = [], time.monotonic()
             done.update(_flush(course, assignment, notebook, gradebook, pending))
     everyone = class_results(course, assignment, suite, done)
-    refresh(course, assignment, everyone)
-    results.write_csv(course.root / "grades.csv", everyone, list(suite.parts))
+    refresh(course, assignment, everyone, written=done)
     batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs)
     _write_last_run(course, assignment, batch, mode)
     return batch
@@ -160,10 +159,13 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
     return found
 
 
-def refresh(course: Course, assignment: str, everyone: list) -> None:
-    """Rewrite the results.json files whose gradebook scores changed since they were written
-    (a human graded in formgrader)."""
+def refresh(course: Course, assignment: str, everyone: list, written=()) -> None:
+    """Write grades.csv, and rewrite the results.json files (but those just `written`) whose
+    gradebook scores changed since they were written (a human graded in formgrader)."""
+    results.write_csv(course.root / "grades.csv", everyone, list(labs.load(assignment).suite.parts))
     for result in everyone:
+        if result.student in written:
+            continue
         path = _results_path(course, result.student, assignment)
         if result.recorded and path.exists():
             text = json.dumps(results.to_json(result), indent=1, ensure_ascii=False) + "\n"

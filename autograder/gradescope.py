@@ -1,17 +1,27 @@
 """The Gradescope autograder bundle, and the command it runs for each submission.
 
 The zip holds `setup.sh` and `run_autograder` (Gradescope's entry points), this package's
-source, the assignment's release files and a small config. In the container the student's
-code runs as user `nobody`, inside bubblewrap when the container allows it; the answer key
-(the installed package) and the bundle are readable by root only.
+source, the assignment's release files and config.json: the course's AttnLab settings from
+nbgrader_config.py (limits, when the hidden checks' details are shown) and its late policy
+(nbgrader's LateSubmissionPlugin), applied to Gradescope's submission_metadata.json. In the
+container the student's code runs as user `nobody`, inside bubblewrap when the container allows
+it; the answer key (the installed package) and the bundle are readable by root only.
+
+Tests are numbered: `N` is part N (its score, always visible), `N.M` its checks (their details
+visible as `AttnLab.gradescope_details` says, e.g. only after the due date).
 """
 import json
 import os
 import sys
 import zipfile
+from datetime import datetime
 from pathlib import Path
 
-from . import grading, results, sandbox
+from nbgrader.plugins import LateSubmissionPlugin
+
+from . import grading, results, sandbox, secret
+from .config import AttnLab
+from .course import CourseError
 
 PACKAGE = Path(__file__).resolve().parent
 PROJECT = PACKAGE.parent
@@ -26,7 +36,11 @@ if [ -z "${ATTNLAB_SKIP_APT:-}" ]; then
   apt-get install -y -qq bubblewrap python3.11 python3.11-venv \
     || apt-get install -y -qq bubblewrap python3 python3-venv
 fi
-PYTHON="${ATTNLAB_PYTHON:-$(command -v python3.12 || command -v python3.11 || command -v python3)}"
+PYTHON="${ATTNLAB_PYTHON:-$(command -v python3.13 || command -v python3.12 || command -v python3.11 || command -v python3)}"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "setup.sh: AttnLab needs Python >= 3.11; $PYTHON is $("$PYTHON" -V 2>&1)" >&2
+  exit 1
+fi
 "$PYTHON" -m venv "$ROOT/venv"
 "$ROOT/venv/bin/python" -m pip install -q "$ROOT/source/attnlab"
 # Student code runs as nobody: it may read Python and the release, not the answer key.
@@ -44,17 +58,25 @@ exec "$ROOT/venv/bin/attnlab" gradescope-run --root "$ROOT"
 """
 
 
-def build(course, assignment: str, out: Path) -> Path:
-    """Write the autograder zip for `assignment` of `course` to `out`."""
+def build(course, assignment: str, out: Path, limits: sandbox.Limits | None = None) -> Path:
+    """Write the autograder zip for `assignment` of `course` to `out` (limits: the course's
+    configured ones unless given)."""
     if not (PROJECT / "pyproject.toml").exists():
-        raise RuntimeError("the Gradescope bundle is built from a source checkout of AttnLab")
+        raise CourseError("the Gradescope bundle is built from a source checkout of AttnLab")
     release = course.release(assignment)
-    config = {"assignment": assignment, "notebook": course.notebook_name(assignment)}
+    settings = AttnLab(config=course.config)
+    limits = limits or settings.limits()
+    config = {"assignment": assignment, "notebook": course.notebook_name(assignment),
+              "limits": {"call_seconds": limits.call_seconds, "cell_seconds": limits.cell_seconds,
+                         "submission_seconds": limits.submission_seconds, "memory_bytes": limits.memory_bytes},
+              "details": settings.gradescope_details,
+              "late_penalty_method": LateSubmissionPlugin(config=course.config).penalty_method}
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         _add_text(z, "setup.sh", SETUP)
         _add_text(z, "run_autograder", RUN)
         z.writestr("config.json", json.dumps(config, indent=1))
+        z.writestr("secret", secret.course_secret(course.root).hex() + "\n")   # root-only after setup.sh
         for path in sorted(release.rglob("*")):
             if path.is_file():
                 z.write(path, f"release/{path.relative_to(release)}")
@@ -77,15 +99,85 @@ def run(root: Path) -> results.Result:
     config = json.loads((root / "source" / "config.json").read_text())
     mode = sandbox.probe_mode(os.environ.get("ATTNLAB_SANDBOX", "auto"))
     if mode != "bwrap":
-        print(f"WARNING: this container does not allow bubblewrap; student code runs as user nobody "
-              f"without namespaces (sandbox mode '{mode}').", file=sys.stderr)
-    slot = grading.Slot(config["assignment"], root / "release", config["notebook"], mode, sandbox.Limits())
+        print(f"WARNING: this container does not allow bubblewrap; student code runs as an unprivileged "
+              f"user without bubblewrap (sandbox mode '{mode}').", file=sys.stderr)
+    limits = sandbox.Limits(**config.get("limits", {}))
+    slot = grading.Slot(config["assignment"], root / "release", config["notebook"], mode, limits)
     try:
-        result, _ = slot.grade("submission", _find_notebook(root / "submission", config["notebook"]))
+        path = _find_notebook(root / "submission", config["notebook"])
+        result, _ = slot.grade("submission", path, _salt(root, config["assignment"], path))
     finally:
         slot.worker.close()
-    results.write_json(root / "results" / "results.json", result)
+    metadata = root / "submission_metadata.json"
+    if metadata.is_file():
+        result.recorded = lateness(result, json.loads(metadata.read_text()), config.get("late_penalty_method", "none"))
+    out = root / "results" / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(for_gradescope(result, config.get("details", "visible")), indent=1,
+                              ensure_ascii=False) + "\n")
     return result
+
+
+def _salt(root: Path, assignment: str, notebook: Path) -> bytes:
+    """The hidden inputs' salt: the bundle's secret, the student (Gradescope's user ids) and the
+    notebook, as `attnlab grade` salts them."""
+    metadata = root / "submission_metadata.json"
+    try:
+        users = json.loads(metadata.read_text()).get("users", []) if metadata.is_file() else []
+    except (ValueError, AttributeError):
+        users = []
+    student = ",".join(sorted(str(u.get("id", u.get("email", ""))) for u in users if isinstance(u, dict)))
+    key = bytes.fromhex((root / "source" / "secret").read_text().strip())
+    return secret.salt(key, assignment, student, notebook.read_bytes() if notebook.is_file() else b"")
+
+
+def lateness(result: results.Result, metadata: dict, method: str) -> dict:
+    """The late penalty of nbgrader's LateSubmissionPlugin, from Gradescope's submission metadata
+    (created_at against the assignment's due_date), as a grade record (see results.Result)."""
+    raw = sum(p.score for p in result.parts)
+    record = {"score": raw, "raw_score": raw, "late_penalty": 0.0, "max_score": result.max_score,
+              "seconds_late": 0.0, "cells": {}, "comments": {}, "duedate": "", "timestamp": ""}
+    try:
+        submitted = datetime.fromisoformat(metadata["created_at"])
+        due = datetime.fromisoformat(metadata["assignment"]["due_date"])
+    except (KeyError, TypeError, ValueError):
+        return record
+    seconds = max(0.0, (submitted - due).total_seconds())
+    plugin = LateSubmissionPlugin(penalty_method=method)
+    penalty = plugin.late_submission_penalty(result.student, raw, seconds) if seconds > 0 else None
+    penalty = 0.0 if penalty is None else min(max(penalty, 0.0), raw)
+    result.timestamp = submitted.isoformat()
+    record.update(score=raw - penalty, late_penalty=penalty, seconds_late=seconds, duedate=due.isoformat(),
+                  timestamp=submitted.isoformat())
+    return record
+
+
+def for_gradescope(result: results.Result, details: str) -> dict:
+    """results.json for Gradescope: per part N a visible summary, per check N.M its details with
+    the configured visibility; the total (after any late penalty) is the top-level score."""
+    data = results.to_json(result)
+    tests = []
+    for i, part in enumerate(result.parts, 1):
+        status = "" if part.status == "graded" else f" [{part.status}: needs a human]"
+        tests.append({"number": str(i), "name": f"{part.name}{status}", "score": part.score,
+                      "max_score": part.max_score, "visibility": "visible",
+                      "status": "passed" if part.score >= part.max_score else "failed",
+                      "output": f"{len(part.checks)} hidden checks; their details: "
+                                + DETAILS_WORDS[details]})
+        for j, (check, test) in enumerate(zip(part.checks, (t for t in data["tests"]
+                                                             if t["tags"][0] == part.name
+                                                             and "manual" not in t["tags"])), 1):
+            tests.append({**test, "number": f"{i}.{j}", "visibility": details})
+    if result.late_penalty:
+        tests.append({"number": str(len(result.parts) + 1), "name": "late penalty", "score": -result.late_penalty,
+                      "max_score": 0, "status": "failed", "visibility": "visible",
+                      "output": results.late_text(result)})
+    data["tests"] = tests
+    return data
+
+
+DETAILS_WORDS = {"visible": "below", "after_due_date": "shown after the due date",
+                 "after_published": "shown once grades are published", "hidden": "not shown"}
 
 
 def _find_notebook(folder: Path, name: str) -> Path:

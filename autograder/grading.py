@@ -59,10 +59,10 @@ class Slot:
         runner.start()
         parts = [run_part(self.suite, name, runner, salt) for name in self.suite.parts]
         runner.finish()
-        status = "graded" if all(p.status == "graded" for p in parts) else "partly graded"
-        notes = inspection.notes + _cell_notes(runner) + runner.notes
-        result = Result(student, self.assignment, status, parts, id_notes + inspection.tampering, notes,
-                        time.monotonic() - start, self.mode)
+        cells = _cell_notes(runner)
+        status = "graded" if all(p.status == "graded" for p in parts) and not cells else "partly graded"
+        result = Result(student, self.assignment, status, parts, id_notes + inspection.tampering,
+                        inspection.notes + runner.notes, time.monotonic() - start, self.mode, cells=cells)
         return result, _with_reports(inspection.notebook, parts)
 
 

@@ -3,9 +3,11 @@ import os
 import re
 import shutil
 import zipfile
+from datetime import timedelta
 
 from nbconvert.exporters import NotebookExporter
 from nbgrader import utils
+from nbgrader.api import Gradebook
 from nbgrader.converters.base import NbGraderException
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.preprocessors import ClearHiddenTests
@@ -59,6 +61,13 @@ def unsafe_id(text: str) -> str:
     return ""
 
 
+def unsafe_name(text: str) -> str:
+    """Why `text` cannot be a file name inside a submission folder ('' if it can)."""
+    if not text or text.startswith(".") or any(c in text for c in "/\\") or any(ord(c) < 32 for c in text):
+        return f"{text!r} is not a plain file name"
+    return ""
+
+
 class LmsExtractor(ExtractorPlugin):
     """Unpack the LMS's own archives in downloaded/<assignment>/archive/, one level only.
 
@@ -92,7 +101,8 @@ class LmsExtractor(ExtractorPlugin):
 
 
 class LmsCollector(FileNameCollectorPlugin):
-    """nbgrader's file-name collector, with ids checked and mapped (`AttnLab.lms_ids`).
+    """nbgrader's file-name collector, with ids checked and mapped (`AttnLab.lms_ids`), and the
+    LMS's late marker (a `late` group of the pattern) turned into a submission time.
 
     An entry with an invalid id, or a second entry for the same student and file, is skipped
     with a warning that names it; every other student is collected.
@@ -108,7 +118,7 @@ class LmsCollector(FileNameCollectorPlugin):
         if not info:
             return info
         info["student_id"] = self.ids.get(info["student_id"], info["student_id"])
-        why = unsafe_id(info["student_id"]) or unsafe_id(os.path.basename(info["file_id"]).replace(" ", "_"))
+        why = unsafe_id(info["student_id"]) or unsafe_name(info["file_id"])
         if why:
             self.log.warning("Skipped %s: %s", os.path.basename(submitted_file), why)
             return None
@@ -118,4 +128,18 @@ class LmsCollector(FileNameCollectorPlugin):
                              os.path.basename(submitted_file), info["file_id"], info["student_id"])
             return None
         self.seen.add(key)
+        if info.pop("late", None) and not info.get("timestamp"):
+            info["timestamp"] = self._just_late()
         return info
+
+    def _just_late(self):
+        """The LMS marks a file late without saying when: one second past the gradebook's due date
+        (so nbgrader's LateSubmissionPlugin applies), or None without a due date."""
+        dirs = self.parent.coursedir
+        with Gradebook(dirs.db_url, dirs.course_id) as gb:
+            due = gb.find_assignment(dirs.assignment_id).duedate
+        if due is None:
+            self.log.warning("The LMS marks a submission late, but %s has no due date in the gradebook",
+                             dirs.assignment_id)
+            return None
+        return (due + timedelta(seconds=1)).isoformat()

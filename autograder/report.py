@@ -34,12 +34,13 @@ _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).pa
 
 def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
     """Write the report and its plots into `out_dir` (default report/<assignment>/); returns index.html."""
-    out_dir = Path(out_dir or course.root / "report" / assignment)
-    out_dir.mkdir(parents=True, exist_ok=True)
     suite = labs.load(assignment).suite
     everyone = engine.class_results(course, assignment, suite)
     if not any(r.recorded for r in everyone):
         raise CourseError(f"nothing of {assignment} is graded yet: run `attnlab grade {assignment}` first")
+    engine.refresh(course, assignment, everyone)
+    out_dir = Path(out_dir or course.root / "report" / assignment)
+    out_dir.mkdir(parents=True, exist_ok=True)
     scored = [r for r in everyone if r.status in SCORED]
     data = {
         "assignment": assignment, "course": course.root,
@@ -98,11 +99,12 @@ def mistakes(everyone: list, suite) -> list:
 
 
 def needs_a_human(everyone: list) -> list:
-    """Submissions with parts not fully run, tampering, unreadable, missing or internal errors, or notes."""
+    """Submissions with parts not fully run, tampering, unreadable, missing or internal errors, or
+    notes (written answers waiting for a grader are routine, not a problem)."""
     rows = []
     for r in everyone:
-        reasons = r.problems()
-        details = [d for d in r.tampering + r.notes if not any(d in reason for reason in reasons)]
+        reasons = [p for p in r.problems() if not p.startswith("to grade by hand")]
+        details = [d for d in r.tampering + r.cells + r.notes if not any(d in reason for reason in reasons)]
         if reasons or details:
             rows.append({"student": r.student, "status": r.status, "reasons": reasons, "details": details})
     return rows

@@ -34,6 +34,7 @@ class Result:
     timestamp: str = ""
     digest: str = ""                                    # of the graded submission (course.digest)
     recorded: dict = field(default_factory=dict)        # the gradebook's grades (gradebook.recorded)
+    cells: list = field(default_factory=list)           # cells that hit a limit or could not run
 
     @property
     def score(self) -> float:
@@ -76,6 +77,7 @@ class Result:
         found = [f"{p.name}: {p.status}" for p in self.parts if p.status != "graded"]
         if self.tampering:
             found.append(f"tampering ({len(self.tampering)})")
+        found += [f"cell: {problem}" for problem in self.cells]
         pending = [name for name, cell in self.hand_graded().items()
                    if cell["needs_manual_grade"] and cell["manual_score"] is None]
         if pending:
@@ -128,7 +130,8 @@ def to_json(result: Result) -> dict:
     tests = _tests(result)
     summary = [f"Status: {result.status}. Score: {points(result.score)} / {points(result.max_score)}."]
     summary += [f"Late: {late_text(result)}."] if late_text(result) else []
-    summary += [f"Tampering: {t}" for t in result.tampering] + [f"Note: {n}" for n in result.notes]
+    summary += [f"Tampering: {t}" for t in result.tampering] + [f"Cell: {c}" for c in result.cells]
+    summary += [f"Note: {n}" for n in result.notes]
     return {
         "score": result.score,
         "execution_time": round(result.seconds, 3),
@@ -140,7 +143,7 @@ def to_json(result: Result) -> dict:
             "student": result.student, "assignment": result.assignment, "status": result.status,
             "max_score": result.max_score, "sandbox": result.sandbox, "timestamp": result.timestamp,
             "tampering": result.tampering, "notes": result.notes, "digest": result.digest,
-            "recorded": result.recorded,
+            "recorded": result.recorded, "cells": result.cells,
             "parts": [{"name": p.name, "score": p.score, "max_score": p.max_score, "status": p.status,
                        "checks": [asdict(c) for c in p.checks]} for p in result.parts],
         },
@@ -152,7 +155,7 @@ def from_json(data: dict) -> Result:
     parts = [PartResult(p["name"], [CheckResult(**c) for c in p["checks"]], p["status"]) for p in extra["parts"]]
     return Result(extra["student"], extra["assignment"], extra["status"], parts, extra["tampering"],
                   extra["notes"], data.get("execution_time", 0.0), extra["sandbox"], extra["timestamp"],
-                  extra.get("digest", ""), extra.get("recorded", {}))
+                  extra.get("digest", ""), extra.get("recorded", {}), extra.get("cells", []))
 
 
 def _output(check: CheckResult) -> str:
@@ -181,7 +184,8 @@ def write_csv(path: Path, results: list, part_names: list) -> None:
                       "timestamp", "late_penalty", "late", "needs_attention"])
         for r in sorted(results, key=lambda r: r.student):
             parts = {p.name: r.part_score(p) for p in r.parts}
-            cells = {name: cell["score"] for name, cell in r.hand_graded().items()}
+            cells = {name: cell["score"] for name, cell in r.hand_graded().items()
+                     if cell["manual_score"] is not None or cell["auto_score"] is not None}
             out.writerow([r.student, r.status, points(r.score), points(r.max_score),
                           *(points(parts.get(n, 0.0)) for n in part_names),
                           *(points(cells[n]) if n in cells else "" for n in by_hand),

@@ -15,7 +15,7 @@ one submission per `m` seconds, and the speed-up over one worker is bounded by (
 
 Mixes: `full` (the default) is what a real class hands in: every submission fully answered,
 a third correct and the rest with one realistic mistake each, taken in turn from the mutant
-bank (tests/mutants, tests/mutants06). `stubs` is 40 % correct, 40 % with one mistake, 20 %
+bank (tests/mutants/<lab package>). `stubs` is 40 % correct, 40 % with one mistake, 20 %
 untouched stubs (which grade in no time).
 
 Agreement, per student and part: nbgrader runs the same hidden suite inside the notebook, on the
@@ -30,6 +30,7 @@ difference between `--jobs 1` and `--jobs 2` (which share the course secret, hen
 """
 import argparse
 import ctypes
+import importlib
 import json
 import os
 import resource
@@ -50,7 +51,7 @@ from autograder import examples, labs, notebooks  # noqa: E402
 from autograder.course import scripts_on_path  # noqa: E402
 
 BIN = Path(sys.executable).parent
-LABS = ("lab05_transformers", "lab06_training")
+LABS = tuple(labs.assignments())
 _PR_SET_CHILD_SUBREAPER = 36
 # plain nbgrader, deliberately unsandboxed: the course refuses it unless the exporter is reset
 NBGRADER = [str(BIN / "nbgrader"), "autograde", "--Autograde.exporter_class=nbconvert.exporters.NotebookExporter"]
@@ -68,7 +69,7 @@ sys.exit(code)
 
 def mutant_bank(lab: str) -> list:
     """The wrong answers of `lab`'s mutant bank, interleaved across parts."""
-    package = __import__("mutants" if lab == LABS[0] else "mutants06")
+    package = importlib.import_module(f"mutants.{labs.packages()[lab]}")
     modules = [__import__(f"{package.__name__}.{name}", fromlist=["WRONG"])
                for name in sorted(n[:-3] for n in os.listdir(package.__path__[0])
                                   if n.endswith(".py") and n != "__init__.py")]

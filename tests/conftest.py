@@ -6,8 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell
 
-from autograder import labs
+from autograder import labs, notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "lab05_transformers"
@@ -50,3 +52,23 @@ def grade_class(course: Path, submissions: dict, *args) -> dict:
     run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", *args, cwd=course)
     return {student: json.loads((course / "autograded" / student / ASSIGNMENT / "results.json").read_text())
             for student in submissions}
+
+
+_EXECUTED: dict = {}
+
+
+@pytest.fixture(scope="session")
+def executed_notebook():
+    """A lab's source notebook run top to bottom, once per session (Lab 06 and 07 train models):
+    `run(assignment, extra)` appends the code `extra` as a last cell on that one run."""
+    def run(assignment: str, extra: str = ""):
+        cached = _EXECUTED.get(assignment)
+        if cached is None or (extra and cached.cells[-1].source != extra):
+            path = ROOT / "source" / assignment / f"{assignment}.ipynb"
+            nb = notebooks.read(path)
+            if extra:
+                nb.cells.append(new_code_cell(extra))
+            NotebookClient(nb, timeout=1200, resources={"metadata": {"path": str(path.parent)}}).execute()
+            _EXECUTED[assignment] = nb
+        return _EXECUTED[assignment]
+    return run

@@ -9,11 +9,7 @@ import json
 import math
 
 import pytest
-from nbclient import NotebookClient
-from nbformat.v4 import new_code_cell
 
-from autograder import notebooks
-from conftest import ROOT
 
 MEASURE = {
     "lab05_transformers": r'''
@@ -67,22 +63,15 @@ print("CLAIMS" + _json.dumps({
 
 
 @pytest.fixture(scope="session")
-def executed():
+def executed(executed_notebook):
     """{assignment: (the notebook's markdown text, the measured quantities)}, each run once."""
-    found = {}
-
     def run(assignment):
-        if assignment not in found:
-            path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
-            nb = notebooks.read(path)
-            nb.cells.append(new_code_cell(MEASURE[assignment]))
-            NotebookClient(nb, timeout=900, resources={"metadata": {"path": str(path.parent)}}).execute()
-            text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
-            errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
-            assert errors == [], errors
-            prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-            found[assignment] = (prose, json.loads(text.split("CLAIMS", 1)[1]))
-        return found[assignment]
+        nb = executed_notebook(assignment, MEASURE[assignment])
+        text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
+        errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+        assert errors == [], errors
+        prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        return prose, json.loads(text.split("CLAIMS", 1)[1])
     return run
 
 

@@ -171,3 +171,33 @@ def test_nbgrader_feedback_carries_no_student_html(course):
     page = (course / "feedback" / "eve" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "My notes" in page
     assert "<script>alert" not in page and not re.search(r"<img[^>]*onerror", page)
+
+
+def test_hand_graded_cells_count_and_are_never_overwritten(tmp_path):
+    path = copy_course(tmp_path / "written")
+    source = path / "source" / ASSIGNMENT / NOTEBOOK
+    nb = nbformat.read(source, as_version=4)
+    question = nbformat.v4.new_markdown_cell("Why scale by √d_k?\n\nYOUR ANSWER HERE")
+    question.metadata["nbgrader"] = {"grade": True, "solution": True, "locked": False, "points": 4,
+                                     "grade_id": "why_scale", "schema_version": 3}
+    nb.cells.append(question)
+    nbformat.write(nb, source)
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    answered = nbformat.reads(solved(), as_version=4)
+    answered.cells.append(nbformat.v4.new_markdown_cell("To keep the softmax out of saturation.",
+                                                        metadata={"nbgrader": dict(question.metadata.nbgrader)}))
+    submit(path, "ada", nbformat.writes(answered))
+    grade(path)
+    row = grades(path)["ada"]
+    assert (row["score"], row["max_score"], row["why_scale"]) == ("100", "104", "")
+    assert "to grade by hand: why_scale" in row["needs_attention"]
+    with open_course(path).gradebook() as gb:
+        nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "ada")
+        written = next(g for g in nb.grades if g.name == "why_scale")
+        assert written.auto_score is None and written.needs_manual_grade
+        written.manual_score, written.needs_manual_grade = 3, False
+        gb.db.commit()
+    grade(path, "--force")
+    row = grades(path)["ada"]
+    assert (row["score"], row["why_scale"], row["needs_attention"]) == ("103", "3", "")
+    assert float(exported(path)["ada"]["score"]) == 103

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import examples, labs, notebooks
+from autograder import examples, gradescope, labs, notebooks
 from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
 from exploits import FIND_ANSWER_KEY
 
@@ -76,7 +76,63 @@ def test_run_autograder_writes_valid_results(autograder_root, sandbox, student):
     assert result["score"] == expected
     assert result["extra_data"]["sandbox"] == sandbox
     suite = labs.load(ASSIGNMENT).suite
-    assert len(result["tests"]) == sum(len(p.checks) for p in suite.parts.values())
+    checks = [t for t in result["tests"] if "." in t["number"]]
+    assert len(checks) == sum(len(p.checks) for p in suite.parts.values())
+    assert [t["name"] for t in result["tests"] if "." not in t["number"]] == list(suite.parts)
     for test in result["tests"]:
         assert test["name"].split(": ")[0] in suite.parts
         assert set(test) >= {"name", "score", "max_score", "status", "output", "visibility"}
+
+
+def test_the_bundle_carries_the_course_settings(tmp_path):
+    course = copy_course(tmp_path / "course")
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write('\nc.AttnLab.call_timeout = 3.5\nc.AttnLab.gradescope_details = "hidden"\n'
+                'c.LateSubmissionPlugin.penalty_method = "zero"\n')
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    run_tool("attnlab", "gradescope", ASSIGNMENT, "-o", "b.zip", "--memory", "512", cwd=course)
+    with zipfile.ZipFile(course / "b.zip") as z:
+        config = json.loads(z.read("config.json"))
+        z.extract("setup.sh", tmp_path)
+    assert config["limits"]["call_seconds"] == 3.5 and config["limits"]["memory_bytes"] == 512 * 2**20
+    assert (config["details"], config["late_penalty_method"]) == ("hidden", "zero")
+    old = tmp_path / "python3"
+    old.write_text('#!/bin/sh\n[ "$1" = -V ] && echo "Python 3.9.2" && exit 0\nexit 1\n')
+    old.chmod(0o755)
+    env = {**os.environ, "ATTNLAB_SKIP_APT": "1", "ATTNLAB_PYTHON": str(old), "AUTOGRADER_ROOT": str(tmp_path)}
+    done = subprocess.run(["bash", str(tmp_path / "setup.sh")], env=env, capture_output=True, text=True)
+    assert done.returncode == 1 and "needs Python >= 3.11" in done.stderr and "3.9.2" in done.stderr
+
+
+def test_gradescope_results_are_numbered_with_late_penalty_and_hidden_details():
+    from autograder import gradescope, results
+    from autograder.checks import CheckResult, PartResult
+    suite = labs.load(ASSIGNMENT).suite
+    parts = [PartResult(name, [CheckResult(name, c.title, c.points, c.points, "passed") for c in part.checks])
+             for name, part in suite.parts.items()]
+    result = results.Result("submission", ASSIGNMENT, "graded", parts)
+    metadata = {"created_at": "2026-03-02T14:00:00+00:00", "assignment": {"due_date": "2026-03-02T12:00:00+00:00"}}
+    result.recorded = gradescope.lateness(result, metadata, "zero")
+    data = gradescope.for_gradescope(result, "after_due_date")
+    assert data["score"] == 0 and result.late_penalty == 100
+    numbers = [t["number"] for t in data["tests"]]
+    assert numbers[:3] == ["1", "1.1", "1.2"] and numbers[-1] == str(len(suite.parts) + 1)
+    assert {t["visibility"] for t in data["tests"] if "." in t["number"]} == {"after_due_date"}
+    assert {t["visibility"] for t in data["tests"] if "." not in t["number"]} == {"visible"}
+    on_time = {**metadata, "created_at": "2026-03-02T11:00:00+00:00"}
+    result.recorded = gradescope.lateness(result, on_time, "zero")
+    assert gradescope.for_gradescope(result, "visible")["score"] == 100
+
+
+def test_hidden_inputs_are_salted_per_gradescope_user(autograder_root, tmp_path):
+    """The bundle carries the course secret, locked away with the answer key; two users with the
+    same notebook get other hidden inputs, the same user the same ones."""
+    assert stat.S_IMODE((autograder_root / "source" / "secret").stat().st_mode) & 0o077 == 0
+    notebook = tmp_path / "lab.ipynb"
+    notebook.write_text("{}")
+    salts = []
+    for user in ("101", "202", "101"):
+        (autograder_root / "submission_metadata.json").write_text(json.dumps({"users": [{"id": user}]}))
+        salts.append(gradescope._salt(autograder_root, ASSIGNMENT, notebook))
+    (autograder_root / "submission_metadata.json").unlink()
+    assert salts[0] != salts[1] and salts[0] == salts[2]

@@ -5,10 +5,12 @@ import csv
 import io
 import json
 import zipfile
+from datetime import datetime
 
 import nbformat
 
-from autograder.nbgrader_plugins import unsafe_id
+from autograder.course import open_course
+from autograder.nbgrader_plugins import unsafe_id, unsafe_name
 from conftest import ASSIGNMENT, copy_course, run_tool
 from test_cycle import solved, stub
 
@@ -18,13 +20,18 @@ def test_unsafe_ids_are_named():
         assert unsafe_id(bad), bad
     for good in ("ada", "s1234567", "ada.lovelace@uni.edu", "2001"):
         assert not unsafe_id(good), good
+    for bad in ("..", "../x", "a/b", ".x", "a\x00b", ""):
+        assert unsafe_name(bad), bad
+    assert not unsafe_name("Lab05 Transformers (1)")
 
 
 def test_zip_collect_takes_ids_only_from_the_lms_names(tmp_path):
     course = copy_course(tmp_path / "lms")
     with open(course / "nbgrader_config.py", "a") as f:
-        f.write('\nc.AttnLab.lms_ids = {"2001": "dora"}\n')
+        f.write('\nc.AttnLab.lms_ids = {"2001": "dora"}\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
     run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    with open_course(course).gradebook() as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=datetime(2026, 1, 10, 12, 0))
     uploaded = io.BytesIO()                   # a zip a student uploaded, named to choose ids
     with zipfile.ZipFile(uploaded, "w") as z:
         z.writestr(f"x_victim_9_{ASSIGNMENT}.ipynb", solved())
@@ -37,14 +44,16 @@ def test_zip_collect_takes_ids_only_from_the_lms_names(tmp_path):
         z.writestr("doe_2001_1002_Lab05 Transformers (1).ipynb", solved())      # renamed, mapped id
         z.writestr(f"mallory_mal_1003_{ASSIGNMENT}.zip", uploaded.getvalue())
         z.writestr(f"evil_a..b_1005_{ASSIGNMENT}.ipynb", solved())
+        z.writestr(f"tardy_LATE_cara_1007_{ASSIGNMENT}.ipynb", solved())       # the LMS's late marker
         z.writestr(f"nested/dir/q_victim2_1006_{ASSIGNMENT}.ipynb", solved())
     for _ in range(2):                        # a second collection replaces the first
         out = run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course, check=False)
         assert out.returncode == 0, out.stderr
-    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["ada", "dora"]
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["ada", "cara", "dora"]
     rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
-    assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {"ada": ("graded", "100"),
-                                                                     "dora": ("graded", "100")}
+    assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {
+        "ada": ("graded", "100"), "cara": ("graded", "0"), "dora": ("graded", "100")}
+    assert rows["cara"]["late_penalty"] == "100" and rows["ada"]["late"] == ""
     dora = json.loads((course / "autograded" / "dora" / ASSIGNMENT / "results.json").read_text())
     assert any("the only notebook submitted" in n for n in dora["extra_data"]["notes"])
 
@@ -52,7 +61,7 @@ def test_zip_collect_takes_ids_only_from_the_lms_names(tmp_path):
 def test_student_ids_are_safe_in_the_report_and_feedback(tmp_path):
     course = copy_course(tmp_path / "ids")
     run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
-    student = "$\\frac{1}{0}$<b>"               # nbgrader collect takes whatever the OS user is
+    student = "$x^^2$<b>"               # invalid mathtext; nbgrader collect takes any OS user name
     folder = course / "submitted" / student / ASSIGNMENT
     folder.mkdir(parents=True)
     (folder / f"{ASSIGNMENT}.ipynb").write_text(nbformat.writes(nbformat.reads(stub(), as_version=4)))
@@ -60,7 +69,7 @@ def test_student_ids_are_safe_in_the_report_and_feedback(tmp_path):
     out = run_tool("attnlab", "report", ASSIGNMENT, cwd=course, check=False)
     assert out.returncode == 0, out.stderr
     page = (course / "report" / ASSIGNMENT / "index.html").read_text()
-    assert "0$<b>" not in page and "0$&lt;b&gt;" in page
+    assert "2$<b>" not in page and "$x^^2$&lt;b&gt;" in page
     run_tool("attnlab", "feedback", ASSIGNMENT, cwd=course)
     feedback = (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
-    assert "$\\frac{1}{0}$&lt;b&gt;" in feedback and "0$<b>" not in feedback
+    assert "$x^^2$&lt;b&gt;" in feedback and "2$<b>" not in feedback

@@ -4,9 +4,7 @@ import filecmp
 import re
 import sys
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from autograder import labs, notebooks
 from autograder.sync import sync
@@ -103,11 +101,9 @@ def test_every_stub_raises_not_implemented(assignment):
 
 
 @pytest.mark.parametrize("assignment", LABS)
-def test_source_notebook_executes_without_error(assignment):
+def test_source_notebook_executes_without_error(assignment, executed_notebook):
     """Lab 06 trains its model here, and must reach the held-out target."""
-    source = notebook("source", assignment)
-    nb = notebooks.read(source)
-    NotebookClient(nb, timeout=900, resources={"metadata": {"path": str(source.parent)}}).execute()
+    nb = executed_notebook(assignment)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     errors = [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"]
     assert errors == []

@@ -11,7 +11,6 @@ Messages travel over a SOCK_SEQPACKET socket in packets of at most `PACKET` byte
 starts with the message number and a flag that says whether more packets follow, so a message
 cut short by a killed process is recognised and dropped instead of corrupting the next one.
 """
-import json
 import math
 import os
 import re

@@ -33,7 +33,7 @@ def mismatch(got, expected, rtol: float, atol: float, names=None) -> str | None:
     if isinstance(expected, tuple):
         names = names or [f"item {i}" for i in range(len(expected))]
         if not isinstance(got, tuple):
-            return (f"returned {_kind(got)}; expected a tuple of {len(expected)} "
+            return (f"returned {kind(got)}; expected a tuple of {len(expected)} "
                     f"({', '.join(names)})")
         if len(got) != len(expected):
             return f"returned a tuple of {len(got)} items; expected {len(expected)} ({', '.join(names)})"
@@ -46,7 +46,7 @@ def mismatch(got, expected, rtol: float, atol: float, names=None) -> str | None:
         return _exact(got, expected)
     if not _numeric(got) or isinstance(expected, np.ndarray) and not _is_array(got):
         what = "a number" if np.ndim(expected) == 0 else f"an array of shape {np.shape(expected)}"
-        return f"returned {_kind(got)}; expected {what}"
+        return f"returned {kind(got)}; expected {what}"
     got, expected = np.asarray(got), np.asarray(expected)
     if got.shape != expected.shape:
         hint = " (transposed?)" if got.shape == expected.shape[::-1] and got.ndim > 1 else ""
@@ -77,7 +77,7 @@ def _exact(got, expected) -> str | None:
     """Strings, vocabularies and lists of them must be equal as they are."""
     if isinstance(expected, dict):
         if not isinstance(got, dict):
-            return f"returned {_kind(got)}; expected a dict"
+            return f"returned {kind(got)}; expected a dict"
         missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
         if missing or extra:
             return f"keys differ: missing {missing[:SHOWN]}, unexpected {extra[:SHOWN]}"
@@ -86,7 +86,7 @@ def _exact(got, expected) -> str | None:
             f"[{k!r}] is {got[k]!r}, expected {expected[k]!r}" for k in wrong[:SHOWN])
     if isinstance(expected, list):
         if not isinstance(got, (list, tuple)):
-            return f"returned {_kind(got)}; expected a list of {len(expected)} items"
+            return f"returned {kind(got)}; expected a list of {len(expected)} items"
         if len(got) != len(expected):
             return f"returned {len(got)} items; expected {len(expected)}"
         wrong = [i for i, (g, e) in enumerate(zip(got, expected)) if not _same(g, e)]
@@ -119,13 +119,14 @@ def _is_array(value) -> bool:
     return isinstance(value, (np.ndarray, np.generic))
 
 
-def _kind(value) -> str:
+def kind(value) -> str:
+    """What a returned value is, for a message: "an array of shape (3, 4)", "a tuple of 2 items"."""
     if value is None:
         return "None (missing return?)"
     if isinstance(value, tuple):
         return f"a tuple of {len(value)} items"
-    if _is_array(value):
-        return f"an array of shape {np.shape(value)}"
+    if isinstance(value, np.ndarray):     # a NumPy scalar is named by its type, as a Python one
+        return f"an array of shape {value.shape}"
     return f"a value of type {type(value).__name__}"
 
 import traceback

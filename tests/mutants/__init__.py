@@ -1,10 +1,13 @@
-"""A bank of realistic student answers to Lab 05, right and wrong, for tests/test_mutants.py.
+"""Mutant banks: realistic student answers, right and wrong, for tests/test_mutants.py.
 
-Each graded name has a module exporting `WRONG` and `CORRECT`: lists of `Mutant`s whose `code`
-is a whole answer cell, as a student would submit it. A wrong mutant's `diagnosis` is the key
-of the catalogued mistake (autograder/labs/lab05/mistakes.py) it should be diagnosed as, or
-None when the mistake cannot be recognised from outputs (in-place updates, crashes, a missing
-return, random numbers); the check's own message then has to explain it.
+Each lab has a folder named like its package (`tests/mutants/lab05/` for autograder/labs/lab05),
+found by tests/test_mutants.py without a list. The folder's `__init__` may set `MIN_WRONG`,
+`MIN_CORRECT` and `MIN_PER_PART` (wrong mutants at least, per part); each other module exports
+`WRONG` and `CORRECT`: lists of `Mutant`s whose `code` is a whole answer cell, as a student
+would submit it. A wrong mutant's `diagnosis` is the key of the catalogued mistake (the lab's
+mistakes.py) it should be diagnosed as, or None when the mistake cannot be recognised from
+outputs (in-place updates, crashes, a missing return, random numbers); the check's own message
+then has to explain it.
 """
 import textwrap
 from dataclasses import dataclass

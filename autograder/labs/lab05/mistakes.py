@@ -236,9 +236,21 @@ def mask_on_past(Q, K, V):
          "whose own scores are very negative, the future still gets weight",
          fix="put -np.inf above the diagonal: np.triu(np.full((N, N), -np.inf), k=1)")
 def finite_mask_thousand(Q, K, V):
+    return _assigned_mask(Q, K, V, -1000.0)
+
+
+def _assigned_mask(Q, K, V, value):
+    """Future scores replaced by `value` (rather than lowered by it)."""
     scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    w = R.softmax(np.where(np.triu(np.ones(scores.shape, dtype=bool), k=1), -1000.0, scores))
+    w = R.softmax(np.where(np.triu(np.ones(scores.shape, dtype=bool), k=1), value, scores))
     return w @ V, w
+
+
+@mistake("causal_attention", "the mask value is finite (such as -100 or -1000) instead of -inf: with "
+         "large scores, or a row whose own scores are very negative, the future still gets weight",
+         fix="put -np.inf above the diagonal: np.triu(np.full((N, N), -np.inf), k=1)")
+def finite_mask_hundred(Q, K, V):
+    return _assigned_mask(Q, K, V, -100.0)
 
 
 @mistake("causal_attention", "the mask value is finite (such as -100 or -1000) instead of -inf: with large scores, or a row "

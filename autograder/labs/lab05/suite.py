@@ -6,7 +6,7 @@ sees the same hidden inputs. Expected values come from the reference in float64.
 import numpy as np
 
 from ...checks import FLOAT32, Suite
-from ...compare import mismatch
+from ...compare import kind, mismatch
 from . import calls as C
 from . import reference
 
@@ -34,16 +34,6 @@ suite = Suite(
 check = suite.check
 
 
-def expect_float_array(t, got, shape):
-    """`got` is a floating-point array of `shape` (values are other checks' business)."""
-    if not isinstance(got, np.ndarray):
-        t.fail(f"returned {type(got).__name__}; expected a NumPy array of shape {shape}")
-    if got.shape != shape:
-        t.fail(f"returned shape {got.shape}; expected {shape}")
-    if got.dtype.kind != "f":
-        t.fail(f"returned dtype {got.dtype}; expected floating point")
-
-
 def expect_rows_unaffected_by_future(t, call, changed, upto, what):
     """`changed` alters the inputs of `call` after position `upto`: rows 0..upto of the output
     stay the same and the later rows change. When early rows differ, `call` is repeated to tell
@@ -69,8 +59,7 @@ def positions(t, got):
     """The output with one row per position (the first item of a tuple), or a failure."""
     out = got[0] if isinstance(got, tuple) and got else got
     if not isinstance(out, np.ndarray) or out.ndim == 0 or out.dtype.kind not in "biuf":
-        t.fail(f"returned {'None (missing return?)' if out is None else type(out).__name__}; "
-               "expected an array with one row per position")
+        t.fail(f"returned {kind(out)}; expected an array with one row per position")
     return out
 
 
@@ -78,21 +67,12 @@ def _same(a, b) -> bool:
     return a.shape == b.shape and np.allclose(a, b, rtol=0, atol=1e-10)
 
 
-def float32_twin(call_builder, *arrays):
-    """The same call on float32 copies, and the float64 call whose reference result is expected."""
-    return call_builder(*(a.astype(np.float32) for a in arrays)), call_builder(*arrays)
-
-
-def expect_float32_close(t, call_builder, *arrays):
-    t.expect_same_as(*float32_twin(call_builder, *arrays))
-
-
 # ---------------------------------------------------------------------------------- softmax
 
 @check("softmax", "returns a float array of the input's shape", 0.5, tol=None)
 def _(t):
     """A wrong shape breaks every caller, whatever the values."""
-    expect_float_array(t, t.student(C.softmax(t.normal(4, 6))), (4, 6))
+    t.expect_array(t.student(C.softmax(t.normal(4, 6))), (4, 6))
 
 
 @check("softmax", "matches the reference on a matrix of logits", 2)
@@ -133,7 +113,7 @@ def _(t):
        needs='matches the reference on a matrix of logits')
 def _(t):
     """Models often run in float32; the result must stay a distribution."""
-    expect_float32_close(t, C.softmax, t.normal(3, 6, scale=3.0))
+    t.expect_float32_close(C.softmax, t.normal(3, 6, scale=3.0))
 
 
 @check("softmax", "does not modify its input", 0.5, tol=None,
@@ -153,10 +133,7 @@ def qkv(t, n, d_k, d_v, scale=1.0):
 def _(t):
     """Callers unpack two arrays: (N, d_v) output and (N, N) weights."""
     got = t.student(C.attention(*qkv(t, 5, 4, 3)))
-    if not isinstance(got, tuple) or len(got) != 2:
-        t.fail("expected a tuple (output, weights)")
-    expect_float_array(t, got[0], (5, 3))
-    expect_float_array(t, got[1], (5, 5))
+    t.expect_arrays(got, [(5, 3), (5, 5)])
 
 
 @check("scaled_dot_product_attention", "matches the reference when d_v = d_k", 2)
@@ -198,7 +175,7 @@ def _(t):
        needs='matches the reference when d_v != d_k')
 def _(t):
     """The same computation in single precision."""
-    expect_float32_close(t, C.attention, *qkv(t, 5, 4, 3))
+    t.expect_float32_close(C.attention, *qkv(t, 5, 4, 3))
 
 
 @check("scaled_dot_product_attention", "does not modify Q, K or V", 1, tol=None,
@@ -218,10 +195,7 @@ def causal(*arrays):
 def _(t):
     """(N, d_v) output and (N, N) weights."""
     got = t.student(causal(*qkv(t, 5, 4, 3)))
-    if not isinstance(got, tuple) or len(got) != 2:
-        t.fail("expected a tuple (output, weights)")
-    expect_float_array(t, got[0], (5, 3))
-    expect_float_array(t, got[1], (5, 5))
+    t.expect_arrays(got, [(5, 3), (5, 5)])
 
 
 @check("causal_attention", "matches the reference", 2)
@@ -288,7 +262,7 @@ def _(t):
        needs='matches the reference')
 def _(t):
     """The same computation in single precision."""
-    expect_float32_close(t, causal, *qkv(t, 5, 4, 4))
+    t.expect_float32_close(causal, *qkv(t, 5, 4, 4))
 
 
 @check("causal_attention", "does not modify Q, K or V", 0.5, tol=None,
@@ -307,7 +281,7 @@ def mha_case(t, n, d_model, n_heads, causal=None, scale=1.0):
 @check("MultiHeadAttention", "forward returns (N, d_model)", 1, tol=None)
 def _(t):
     """The output goes back into the residual stream, so it has the input's shape."""
-    expect_float_array(t, t.student(mha_case(t, 5, 12, 3)), (5, 12))
+    t.expect_array(t.student(mha_case(t, 5, 12, 3)), (5, 12))
 
 
 @check("MultiHeadAttention", "one head, no mask", 2)
@@ -368,8 +342,7 @@ def _(t):
 def _(t):
     """X and the weights in single precision."""
     weights = C.mha_weights(t.rng, 8)
-    call32 = C.mha(t.normal(5, 8).astype(np.float32), [w.astype(np.float32) for w in weights], 2, True)
-    t.expect_same_as(call32, C.mha(call32.args[0].astype(np.float64), weights, 2, True))
+    t.expect_float32_close(lambda X, W: C.mha(X, W, 2, True), t.normal(5, 8), weights)
 
 
 @check("MultiHeadAttention", "does not modify X or the weights", 1, tol=None,
@@ -384,14 +357,14 @@ def _(t):
 @check("positional_encoding", "returns a float array of shape (max_len, d_model)", 1, tol=None)
 def _(t):
     """One row per position, one column per dimension."""
-    expect_float_array(t, t.student(C.positional_encoding(7, 6)), (7, 6))
+    t.expect_array(t.student(C.positional_encoding(7, 6)), (7, 6))
 
 
 @check("positional_encoding", "position 0 is [0, 1, 0, 1, ...]", 1)
 def _(t):
     """sin(0) = 0 in the even columns, cos(0) = 1 in the odd ones: positions start at 0."""
     got = t.student(C.positional_encoding(6, 8))
-    expect_float_array(t, got, (6, 8))
+    t.expect_array(got, (6, 8))
     problem = _rows_problem(got[:1], t.reference(C.positional_encoding(6, 8))[:1], t.check.tol)
     if problem:
         t.fail(f"row 0: {problem}")
@@ -401,7 +374,7 @@ def _(t):
 def _(t):
     """PE[pos, 2i] = sin(pos / 10000^(2i/d))."""
     got = t.student(C.positional_encoding(12, 8))
-    expect_float_array(t, got, (12, 8))
+    t.expect_array(got, (12, 8))
     problem = _rows_problem(got[:, 0::2], t.reference(C.positional_encoding(12, 8))[:, 0::2], t.check.tol)
     if problem:
         t.fail(f"even columns: {problem}")
@@ -411,7 +384,7 @@ def _(t):
 def _(t):
     """PE[pos, 2i+1] = cos(pos / 10000^(2i/d)), the same frequency as column 2i."""
     got = t.student(C.positional_encoding(12, 8))
-    expect_float_array(t, got, (12, 8))
+    t.expect_array(got, (12, 8))
     problem = _rows_problem(got[:, 1::2], t.reference(C.positional_encoding(12, 8))[:, 1::2], t.check.tol)
     if problem:
         t.fail(f"odd columns: {problem}")
@@ -448,7 +421,7 @@ def ln_params(t, d):
 @check("layer_norm", "returns a float array of the input's shape", 0.5, tol=None)
 def _(t):
     """Normalisation keeps the shape."""
-    expect_float_array(t, t.student(C.layer_norm(t.normal(3, 5))), (3, 5))
+    t.expect_array(t.student(C.layer_norm(t.normal(3, 5))), (3, 5))
 
 
 @check("layer_norm", "default gamma and beta", 2)
@@ -491,7 +464,7 @@ def _(t):
        needs='non-default gamma and beta')
 def _(t):
     """The same computation in single precision."""
-    expect_float32_close(t, C.layer_norm, t.normal(4, 6, scale=2.0), *ln_params(t, 6))
+    t.expect_float32_close(C.layer_norm, t.normal(4, 6, scale=2.0), *ln_params(t, 6))
 
 
 @check("layer_norm", "does not modify x, gamma or beta", 1, tol=None,
@@ -511,7 +484,7 @@ def ffn_params(t, d, d_ff, bias=True):
 @check("feedforward", "returns a float array of the input's shape", 0.5, tol=None)
 def _(t):
     """The FFN maps each d_model vector back to d_model."""
-    expect_float_array(t, t.student(C.feedforward(t.normal(4, 6), *ffn_params(t, 6, 10))), (4, 6))
+    t.expect_array(t.student(C.feedforward(t.normal(4, 6), *ffn_params(t, 6, 10))), (4, 6))
 
 
 @check("feedforward", "matches the reference with zero biases", 1.5)
@@ -537,7 +510,7 @@ def _(t):
        needs='matches the reference with biases and negative pre-activations')
 def _(t):
     """The same computation in single precision."""
-    expect_float32_close(t, C.feedforward, t.normal(4, 6), *ffn_params(t, 6, 10))
+    t.expect_float32_close(C.feedforward, t.normal(4, 6), *ffn_params(t, 6, 10))
 
 
 @check("feedforward", "does not modify its inputs", 0.5, tol=None,
@@ -553,7 +526,7 @@ def _(t):
 def _(t):
     """A block maps the residual stream to a stream of the same shape."""
     got = t.student(C.block(t.normal(5, 8), C.block_params(t.rng, 8, 16), 2))
-    expect_float_array(t, got, (5, 8))
+    t.expect_array(got, (5, 8))
 
 
 @check("TransformerBlock", "default layer-norm parameters", 3)
@@ -596,7 +569,7 @@ def _(t):
     """The residual stream in single precision."""
     x = t.normal(5, 8)
     params = C.block_params(t.rng, 8, 16)
-    t.expect_same_as(C.block(x.astype(np.float32), params, 2), C.block(x, params, 2))
+    t.expect_float32_close(lambda x: C.block(x, params, 2), x)
 
 
 @check("TransformerBlock", "does not modify x or the parameters", 1, tol=None,
@@ -621,7 +594,7 @@ def token_ids(t, n, vocab_size):
 def _(t):
     """One row of next-token logits per input position."""
     got = t.student(C.lm(token_ids(t, 6, 11), lm_case(t)))
-    expect_float_array(t, got, (6, 11))
+    t.expect_array(got, (6, 11))
 
 
 @check("MiniTransformerLM", "matches the reference", 3)

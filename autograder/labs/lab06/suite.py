@@ -10,7 +10,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...checks import EXACT, FLOAT32, FOREIGN_RNG, IN_PLACE, Suite
-from ...compare import mismatch
+from ...compare import kind, mismatch
 from . import calls as C
 from . import reference
 
@@ -37,61 +37,6 @@ suite = Suite(
 check = suite.check
 
 
-def kind_of(value) -> str:
-    if value is None:
-        return "None (missing return?)"
-    if isinstance(value, tuple):
-        return f"a tuple of {len(value)} items"
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
-    return f"a value of type {type(value).__name__}"
-
-
-def expect_array(t, got, shape, kinds="f", what="the result"):
-    """`got` is an array of `shape` with a dtype of `kinds` (values are other checks' business)."""
-    wanted = "integer" if kinds == "iu" else "floating-point"
-    if not isinstance(got, np.ndarray):
-        t.fail(f"{what} is {kind_of(got)}; expected a NumPy array of shape {shape}")
-    if got.shape != shape:
-        t.fail(f"{what} has shape {got.shape}; expected {shape}")
-    if got.dtype.kind not in kinds:
-        t.fail(f"{what} has dtype {got.dtype}; expected {wanted} numbers")
-
-
-def expect_arrays(t, got, shapes, kinds="f"):
-    """`got` is a tuple of arrays of `shapes`, named after the part's outputs."""
-    names = t.suite.output_names[t.check.part]
-    if not isinstance(got, tuple) or len(got) != len(shapes):
-        t.fail(f"returned {kind_of(got)}; expected a tuple ({', '.join(names)})")
-    for name, item, shape in zip(names, got, shapes):
-        expect_array(t, item, shape, kinds, name)
-
-
-def expect_items(t, call, items):
-    """The student's result for `call` matches the reference's in the tuple items `items`: a
-    mistake in one gradient costs the checks of that gradient only."""
-    tol, names = t.check.tol, t.suite.output_names[t.check.part]
-    got, expected = t.student(call), t.reference(call)
-    if not isinstance(got, tuple) or len(got) != len(expected):
-        t.fail(f"{call.describe()}: {mismatch(got, expected, tol.rtol, tol.atol, names)}")
-    for i in items:
-        problem = mismatch(got[i], expected[i], tol.rtol, tol.atol)
-        if problem:
-            t.fail(f"{call.describe()}: {names[i]}: {problem}")
-
-
-def float32(value):
-    """Float arrays (also inside a tuple) in single precision; everything else as it is."""
-    if isinstance(value, tuple):
-        return tuple(map(float32, value))
-    return value.astype(np.float32) if isinstance(value, np.ndarray) and value.dtype.kind == "f" else value
-
-
-def expect_float32_close(t, builder, *args):
-    """The call on float32 copies of the float inputs matches the reference in float64."""
-    t.expect_same_as(builder(*map(float32, args)), builder(*args))
-
-
 # -------------------------------------------------------------------------------- build_vocab
 
 def expect_vocab(t, names):
@@ -100,8 +45,7 @@ def expect_vocab(t, names):
     call = C.build_vocab(names)
     got = t.student(call)
     stoi, itos = t.reference(call)
-    if not isinstance(got, tuple) or len(got) != 2:
-        t.fail(f"{call.describe()} returned {kind_of(got)}; expected a tuple (stoi, itos)")
+    t.expect_tuple(got, call)
     problem = mismatch(got[0], stoi, 0, 0)
     if problem:
         t.fail(f"{call.describe()}: stoi: {problem}")
@@ -116,11 +60,10 @@ def _(t):
     """decode and the model index with both: itos[stoi[ch]] == ch for every character, '.' too."""
     names = ["lena", "otto", "kai", "mirabel"]
     got = t.student(C.build_vocab(names))
-    if not isinstance(got, tuple) or len(got) != 2:
-        t.fail(f"returned {kind_of(got)}; expected a tuple (stoi, itos)")
+    t.expect_tuple(got)
     stoi, itos = got
     if not isinstance(stoi, dict) or not isinstance(itos, list):
-        t.fail(f"returned ({kind_of(stoi)}, {kind_of(itos)}); expected (a dict, a list)")
+        t.fail(f"returned ({kind(stoi)}, {kind(itos)}); expected (a dict, a list)")
     characters = set("".join(names)) | {"."}
     if set(stoi) != characters or len(itos) != len(characters):
         t.fail(f"stoi has {len(stoi)} and itos {len(itos)} entries; the names use {len(characters)} "
@@ -216,7 +159,7 @@ def batch_case(t, n_names=30, block_size=BLOCK):
 def batch(t, call):
     """The student's (x, y) for `call`: two integer arrays of shape (B, T), or a failure."""
     got = t.student(call)
-    expect_arrays(t, got, [call.args[2:4]] * 2, kinds="iu")
+    t.expect_arrays(got, [call.args[2:4]] * 2, kinds="iu")
     return got
 
 
@@ -324,7 +267,7 @@ def _(t):
     if any(not np.array_equal(before, after) for before, after in zip((stream, starts), given)):
         t.fail(f"{call.describe()} modified the stream or the starts in place", cause=IN_PLACE)
     with t.needs_right_result():
-        expect_arrays(t, got, [(6, BLOCK)] * 2, kinds="iu")
+        t.expect_arrays(got, [(6, BLOCK)] * 2, kinds="iu")
         at_starts(t, stream, starts, got[0])
 
 
@@ -339,7 +282,7 @@ def _(t):
     """The loss is a single number: the mean over positions, not one value per position."""
     got = t.student(C.cross_entropy(*ce_case(t, 6)))
     if np.ndim(got) != 0 or np.asarray(got).dtype.kind != "f":
-        t.fail(f"returned {kind_of(got)}; expected one float")
+        t.fail(f"returned {kind(got)}; expected one float")
 
 
 @check("cross_entropy", "matches the reference on (N, V) logits", 2)
@@ -381,7 +324,7 @@ def _(t):
        needs='a (B, T, V) batch: the mean over all B·T positions')
 def _(t):
     """The model trains in float32."""
-    expect_float32_close(t, C.cross_entropy, *ce_case(t, 2, 4, vocab=27))
+    t.expect_float32_close(C.cross_entropy, *ce_case(t, 2, 4, vocab=27))
 
 
 @check("cross_entropy", "does not modify the logits or the targets", 0.5, tol=None,
@@ -397,7 +340,7 @@ def _(t):
 @check("cross_entropy_backward", "returns a float array of the logits' shape", 0.5, tol=None)
 def _(t):
     """dlogits has one entry per logit."""
-    expect_array(t, t.student(C.cross_entropy_backward(*ce_case(t, 2, 3, vocab=5))), (2, 3, 5))
+    t.expect_array(t.student(C.cross_entropy_backward(*ce_case(t, 2, 3, vocab=5))), (2, 3, 5))
 
 
 @check("cross_entropy_backward", "matches the reference on (N, V) logits", 2)
@@ -430,7 +373,7 @@ def _(t):
        needs='a (B, T, V) batch: divided by B·T')
 def _(t):
     """The model trains in float32."""
-    expect_float32_close(t, C.cross_entropy_backward, *ce_case(t, 2, 3, vocab=8))
+    t.expect_float32_close(C.cross_entropy_backward, *ce_case(t, 2, 3, vocab=8))
 
 
 @check("cross_entropy_backward", "does not modify the logits or the targets", 1, tol=None,
@@ -450,7 +393,7 @@ def linear_case(t, lead, c_in, c_out):
 def _(t):
     """Every gradient has the shape of what it is the gradient of."""
     got = t.student(C.linear_backward(*linear_case(t, (2, 3), 4, 5)))
-    expect_arrays(t, got, [(2, 3, 4), (4, 5), (5,)])
+    t.expect_arrays(got, [(2, 3, 4), (4, 5), (5,)])
 
 
 @check("linear_backward", "(N, C_in) input with C_in != C_out", 2.5)
@@ -475,7 +418,7 @@ def _(t):
        needs='(B, T, C_in) input: dW and db sum over every position')
 def _(t):
     """The model trains in float32."""
-    expect_float32_close(t, C.linear_backward, *linear_case(t, (2, 3), 4, 6))
+    t.expect_float32_close(C.linear_backward, *linear_case(t, (2, 3), 4, 6))
 
 
 @check("linear_backward", "does not modify dy, x or W", 0.5, tol=None,
@@ -511,7 +454,7 @@ def _(t):
        needs='matches the reference on inputs of both signs')
 def _(t):
     """The model trains in float32."""
-    expect_float32_close(t, C.relu_backward, t.normal(3, 4), t.normal(3, 4))
+    t.expect_float32_close(C.relu_backward, t.normal(3, 4), t.normal(3, 4))
 
 
 @check("relu_backward", "does not modify dy or x", 0.5, tol=None,
@@ -526,7 +469,7 @@ def _(t):
 @check("gelu_backward", "returns a float array of x's shape", 0.5, tol=None)
 def _(t):
     """The gradient has the shape of the activation."""
-    expect_array(t, t.student(C.gelu_backward(t.normal(3, 4), t.normal(3, 4))), (3, 4))
+    t.expect_array(t.student(C.gelu_backward(t.normal(3, 4), t.normal(3, 4))), (3, 4))
 
 
 @check("gelu_backward", "matches the reference on inputs of order one", 2)
@@ -553,7 +496,7 @@ def _(t):
        needs='matches the reference on inputs of order one')
 def _(t):
     """The model trains in float32."""
-    expect_float32_close(t, C.gelu_backward, t.normal(3, 5), t.normal(3, 5, scale=2.0))
+    t.expect_float32_close(C.gelu_backward, t.normal(3, 5), t.normal(3, 5, scale=2.0))
 
 
 @check("gelu_backward", "does not modify dy or x", 0.5, tol=None,
@@ -576,20 +519,20 @@ def ln_case(t, *lead, c=6):
 def _(t):
     """dgamma and dbeta sum over every position, down to one value per feature."""
     got = t.student(C.layer_norm_backward(*ln_case(t, 2, 3, c=5)))
-    expect_arrays(t, got, [(2, 3, 5), (5,), (5,)])
+    t.expect_arrays(got, [(2, 3, 5), (5,), (5,)])
 
 
 @check("layer_norm_backward", "dx: rows with different means and scales, gamma != 1", 3)
 def _(t):
     """dx = (g - mean(g) - x̂ mean(g x̂)) / σ with g = dy γ: the two mean terms are the gradient
     through μ and σ, which every entry of the row shares."""
-    expect_items(t, C.layer_norm_backward(*ln_case(t, 4)), [0])
+    t.expect_items(C.layer_norm_backward(*ln_case(t, 4)), [0])
 
 
 @check("layer_norm_backward", "dgamma and dbeta", 2)
 def _(t):
     """dγ = Σ dy x̂ and dβ = Σ dy over positions."""
-    expect_items(t, C.layer_norm_backward(*ln_case(t, 5)), [1, 2])
+    t.expect_items(C.layer_norm_backward(*ln_case(t, 5)), [1, 2])
 
 
 @check("layer_norm_backward", "a (B, T, C) input: all three gradients", 2.5)
@@ -616,7 +559,7 @@ def _(t):
        needs='a (B, T, C) input: all three gradients')
 def _(t):
     """The model trains in float32."""
-    expect_float32_close(t, C.layer_norm_backward, *ln_case(t, 2, 3))
+    t.expect_float32_close(C.layer_norm_backward, *ln_case(t, 2, 3))
 
 
 @check("layer_norm_backward", "does not modify dy, x or gamma", 1, tol=None,
@@ -641,7 +584,7 @@ def several_heads(t):
 def _(t):
     """The gradient of every input: x and the four projections."""
     got = t.student(C.attention_backward(*attention_case(t, 2, 3, 6, 2)))
-    expect_arrays(t, got, [(2, 3, 6)] + [(6, 6)] * 4)
+    t.expect_arrays(got, [(2, 3, 6)] + [(6, 6)] * 4)
 
 
 @check("attention_backward", "one head, one sequence", 2)
@@ -653,26 +596,26 @@ def _(t):
 @check("attention_backward", "dW_O: the output projection", 1.5)
 def _(t):
     """dW_O = concat(heads)ᵀ dO, with the heads concatenated in their column blocks."""
-    expect_items(t, several_heads(t), [4])
+    t.expect_items(several_heads(t), [4])
 
 
 @check("attention_backward", "dW_V: back through the weighted sum A V", 1.5)
 def _(t):
     """dV = Aᵀ d(head) per head, then dW_V = Xᵀ dV."""
-    expect_items(t, several_heads(t), [3])
+    t.expect_items(several_heads(t), [3])
 
 
 @check("attention_backward", "dW_Q and dW_K: back through the softmax and the 1/√d_k scale", 2.5)
 def _(t):
     """dS = A ⊙ (dA - rowsum(A ⊙ dA)), dQ = dS K/√d_k, dK = dSᵀ Q/√d_k, with d_k the width of
     one head."""
-    expect_items(t, several_heads(t), [1, 2])
+    t.expect_items(several_heads(t), [1, 2])
 
 
 @check("attention_backward", "dx: the sum of the paths through Q, K and V", 2)
 def _(t):
     """X feeds all three projections: dx = dQ W_Qᵀ + dK W_Kᵀ + dV W_Vᵀ."""
-    expect_items(t, several_heads(t), [0])
+    t.expect_items(several_heads(t), [0])
 
 
 @check("attention_backward", "a single position (T = 1)", 1)
@@ -691,7 +634,7 @@ def _(t):
        needs='another configuration: B = 3, T = 4, C = 8, 4 heads')
 def _(t):
     """The model trains in float32."""
-    expect_float32_close(t, C.attention_backward, *attention_case(t, 2, 4, 6, 2))
+    t.expect_float32_close(C.attention_backward, *attention_case(t, 2, 4, 6, 2))
 
 
 @check("attention_backward", "does not modify dout, x or the weights", 0.5, tol=None,
@@ -714,7 +657,7 @@ def embedding_case(t, B, T, C_, V, lookup=True, head=True):
 @check("embedding_backward", "returns a float array of shape (V, C)", 0.5, tol=None)
 def _(t):
     """dE has the shape of E."""
-    expect_array(t, t.student(C.embedding_backward(*embedding_case(t, 2, 3, 4, 7))), (7, 4))
+    t.expect_array(t.student(C.embedding_backward(*embedding_case(t, 2, 3, 4, 7))), (7, 4))
 
 
 @check("embedding_backward", "the head's term alone: d(u)ᵀ h over all positions", 1)
@@ -739,7 +682,7 @@ def _(t):
        needs="both terms, tokens repeated within and across sequences")
 def _(t):
     """The model trains in float32."""
-    expect_float32_close(t, C.embedding_backward, *embedding_case(t, 2, 3, 4, 6))
+    t.expect_float32_close(C.embedding_backward, *embedding_case(t, 2, 3, 4, 6))
 
 
 @check("embedding_backward", "does not modify its inputs", 0.5, tol=None,
@@ -760,7 +703,7 @@ def moments(t, *shape):
 def _(t):
     """The training loop unpacks three arrays."""
     got = t.student(C.adamw_update(t.normal(3, 2), t.normal(3, 2), *moments(t, 3, 2), 4, 0.01))
-    expect_arrays(t, got, [(3, 2)] * 3)
+    t.expect_arrays(got, [(3, 2)] * 3)
 
 
 @check("adamw_update", "the first step from zero moments: bias correction", 1.5)
@@ -802,7 +745,7 @@ def _(t):
        needs='steps 1, 2 and 10 along a trajectory')
 def _(t):
     """The model's parameters and moments are float32."""
-    expect_float32_close(t, C.adamw_update, t.normal(3, 4), t.normal(3, 4), *moments(t, 3, 4), 7, 0.01)
+    t.expect_float32_close(C.adamw_update, t.normal(3, 4), t.normal(3, 4), *moments(t, 3, 4), 7, 0.01)
 
 
 @check("adamw_update", "returns new arrays: p, m and v are not modified", 0.5, tol=None,
@@ -835,7 +778,7 @@ def dyadic_logits(t):
 def _(t):
     """(V,) non-negative numbers that sum to 1."""
     got = t.student(C.next_token_probs(t.normal(7), top_k=3))
-    expect_array(t, got, (7,))
+    t.expect_array(got, (7,))
     if (got < 0).any() or not np.isclose(got.sum(), 1.0, rtol=0, atol=1e-9):
         t.fail(f"the entries sum to {got.sum():.6g} (smallest {got.min():.3g}); expected a distribution")
 
@@ -912,9 +855,8 @@ def _(t):
        needs="temperature, then top-k, then top-p on the renormalised top-k distribution")
 def _(t):
     """The trained model's logits are float32."""
-    logits = nucleus_logits(t).astype(np.float32)
-    t.expect_same_as(C.next_token_probs(logits, temperature=0.7, top_p=0.8),
-                     C.next_token_probs(logits.astype(np.float64), temperature=0.7, top_p=0.8))
+    t.expect_float32_close(lambda logits: C.next_token_probs(logits, temperature=0.7, top_p=0.8),
+                           nucleus_logits(t))
 
 
 @check("next_token_probs", "does not modify the logits", 0.5, tol=None,
@@ -930,7 +872,7 @@ def token(t, got, vocab):
     """`got` as a token id: one integer in [0, vocab), or a failure."""
     integer = isinstance(got, (int, np.integer)) or isinstance(got, np.ndarray) and got.ndim == 0
     if isinstance(got, bool) or not integer or np.asarray(got).dtype.kind not in "iu":
-        t.fail(f"returned {kind_of(got)}; expected one int, the token id")
+        t.fail(f"returned {kind(got)}; expected one int, the token id")
     if not 0 <= got < vocab:
         t.fail(f"returned {got}; expected a token id in [0, {vocab})")
     return int(got)
@@ -1001,7 +943,7 @@ def softmax_weights(t, B, H, T, scale=2.0):
 @check("attention_entropy", "returns one value per head, shape (H,)", 0.25, tol=None)
 def _(t):
     """Averaged over the sequences and the query positions."""
-    expect_array(t, t.student(C.attention_entropy(softmax_weights(t, 2, 3, 4))), (3,))
+    t.expect_array(t.student(C.attention_entropy(softmax_weights(t, 2, 3, 4))), (3,))
 
 
 @check("attention_entropy", "a one-hot head gives 0 bits, a uniform causal head the mean of log2(i+1)",

@@ -4,7 +4,7 @@ from . import correct, wrong
 PART = "causal_attention"
 
 WRONG = [
-    wrong(PART, "minus_a_hundred_assigned", "finite_mask_thousand", '''
+    wrong(PART, "minus_a_hundred_assigned", "finite_mask_hundred", '''
         def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> tuple:
             n = len(Q)
             scores = Q @ K.T / np.sqrt(K.shape[1])

@@ -1,0 +1,404 @@
+"""Known wrong versions of each Lab 07 part, with the words that explain them to a student.
+
+When a check fails, each mistake of the part runs on the check's own inputs; the first one that
+reproduces every result the student returned is named. Order matters: more specific mistakes
+come first. The dropout mistakes draw their mask the way most students do (one uniform number
+per entry), so they are named when the student's code uses the generator that way too.
+"""
+import math
+
+import numpy as np
+
+from . import reference as R
+from .suite import suite
+
+mistake = suite.mistake
+
+
+def _rotate(x, angles, sign=1.0):
+    """Pairs (2m, 2m+1) of x (..., N, w) turned by sign * angles (N, w/2)."""
+    cos, sin = np.cos(angles), sign * np.sin(angles)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty(x.shape)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+def _angles(positions, width, base=10000.0, exponent=2.0):
+    return np.asarray(positions)[:, None] * base ** (-exponent * np.arange(width // 2) / width)
+
+
+def _heads(M, n_heads):
+    return R.split_heads(M, n_heads)
+
+
+def _attend(q, k, v, scale, mask=True):
+    N = q.shape[-2]
+    scores = q @ np.swapaxes(k, -1, -2) * scale
+    if mask:
+        scores = scores + R.causal_mask(N)
+    return R.softmax(scores), v
+
+
+def _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_q=True, rotate_k=True, rotate_v=False,
+               scale=None, mask=True, full_width=False):
+    B, N, d = X.shape
+    positions = np.arange(N)
+    projected = [R.matmul(X, W) for W in (W_Q, W_K, W_V)]
+    if full_width:
+        projected = [R.apply_rope(m, positions) if r else m
+                     for m, r in zip(projected, (rotate_q, rotate_k, rotate_v))]
+    q, k, v = (_heads(m, n_heads) for m in projected)
+    if not full_width:
+        q, k, v = (R.apply_rope(m, positions) if r else m for m, r in zip((q, k, v), (rotate_q, rotate_k, rotate_v)))
+    weights, v = _attend(q, k, v, scale or 1 / math.sqrt(d // n_heads), mask)
+    return R.matmul(R.merge_heads(weights @ v), W_O), weights
+
+
+# --------------------------------------------------------------------------- rope_frequencies
+
+@mistake("rope_frequencies", "the exponent is -m/d_k: theta_m = base^(-2m/d_k), the 2 counts the two "
+         "dimensions of each pair")
+def exponent_without_two(d_k, base=10000.0):
+    return base ** (-np.arange(d_k // 2) / d_k)
+
+
+@mistake("rope_frequencies", "the exponents run from 0 to exactly -1 (linspace): they are -2m/d_k, so the "
+         "last pair stops short of 1/base")
+def exponent_to_one(d_k, base=10000.0):
+    return base ** (-np.linspace(0, 1, d_k // 2))
+
+
+@mistake("rope_frequencies", "one frequency per dimension (d_k of them): RoPE has one per pair of "
+         "dimensions, d_k/2 in all")
+def one_per_dimension(d_k, base=10000.0):
+    return base ** (-np.arange(d_k) / d_k)
+
+
+@mistake("rope_frequencies", "the exponent is positive: the frequencies must fall from 1 towards 1/base, "
+         "theta_m = base^(-2m/d_k)")
+def positive_exponent(d_k, base=10000.0):
+    return base ** (np.arange(0, d_k, 2) / d_k)
+
+
+@mistake("rope_frequencies", "the exponent is computed with integer division (//), which makes it 0 for "
+         "every pair: divide with /")
+def integer_division(d_k, base=10000.0):
+    return np.ones(d_k // 2)
+
+
+@mistake("rope_frequencies", "the base 10000 is fixed in the code: use the `base` argument")
+def base_ignored(d_k, base=10000.0):
+    return 10000.0 ** (-np.arange(0, d_k, 2) / d_k)
+
+
+# --------------------------------------------------------------------------------- apply_rope
+
+@mistake("apply_rope", "the rotation turns the wrong way (angle -i*theta): the first output of a pair is "
+         "x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos")
+def turned_backwards(x, positions, base=10000.0):
+    return _rotate(x, _angles(positions, x.shape[-1], base), sign=-1.0)
+
+
+@mistake("apply_rope", "dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs "
+         "neighbours (2m, 2m+1)")
+def rotate_half(x, positions, base=10000.0):
+    half = x.shape[-1] // 2
+    angles = _angles(positions, x.shape[-1], base)
+    first, second = x[..., :half], x[..., half:]
+    return np.concatenate([first * np.cos(angles) - second * np.sin(angles),
+                           first * np.sin(angles) + second * np.cos(angles)], axis=-1)
+
+
+@mistake("apply_rope", "the rows are rotated by their index 0, 1, ..., N-1, not by the given positions")
+def index_not_position(x, positions, base=10000.0):
+    return _rotate(x, _angles(np.arange(x.shape[-2]), x.shape[-1], base))
+
+
+@mistake("apply_rope", "the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is "
+         "not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]")
+def not_a_rotation(x, positions, base=10000.0):
+    angles = _angles(positions, x.shape[-1], base)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty(x.shape)
+    out[..., 0::2] = even * np.cos(angles) - odd * np.sin(angles)
+    out[..., 1::2] = odd * np.cos(angles) - even * np.sin(angles)
+    return out
+
+
+@mistake("apply_rope", "the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from "
+         "rope_frequencies")
+def exponent_without_two_inline(x, positions, base=10000.0):
+    return _rotate(x, _angles(positions, x.shape[-1], base, exponent=1.0))
+
+
+@mistake("apply_rope", "the base 10000 is fixed in the code: pass `base` on to rope_frequencies")
+def base_ignored_in_rotation(x, positions, base=10000.0):
+    return _rotate(x, _angles(positions, x.shape[-1]))
+
+
+@mistake("apply_rope", "the odd outputs are computed from the already rotated even entries: keep the "
+         "original pair (x_2m, x_2m+1) until both outputs are computed")
+def overwritten_pair(x, positions, base=10000.0):
+    angles = _angles(positions, x.shape[-1], base)
+    out = np.array(x, dtype=float)
+    out[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
+    out[..., 1::2] = out[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
+    return out
+
+
+# ----------------------------------------------------------------------------- rope_attention
+
+@mistake("rope_attention", "RoPE is applied to the full d-wide queries and keys before the split into "
+         "heads, so each head turns with other frequencies (the per-head-frequency bug of Part 1d): "
+         "split first, then rotate every head with the frequencies of d_k")
+def rotated_before_split(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention(X, W_Q, W_K, W_V, W_O, n_heads, full_width=True)
+
+
+@mistake("rope_attention", "the values are rotated too: RoPE turns queries and keys only, values carry "
+         "content")
+def values_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_v=True)
+
+
+@mistake("rope_attention", "only the queries are rotated: rotate the keys as well, so that the score "
+         "depends on the offset j - i")
+def keys_not_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_k=False)
+
+
+@mistake("rope_attention", "only the keys are rotated: rotate the queries as well, so that the score "
+         "depends on the offset j - i")
+def queries_not_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_q=False)
+
+
+@mistake("rope_attention", "no rotation at all: the queries and keys of every head must be turned by "
+         "apply_rope at positions 0..N-1")
+def not_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_q=False, rotate_k=False)
+
+
+@mistake("rope_attention", "the causal mask is missing: query i may only see keys j <= i (eq. 8.34)")
+def no_mask(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=False)
+
+
+@mistake("rope_attention", "the mask is applied after the softmax: the weights after the diagonal are zeroed "
+         "but the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)")
+def masked_after_softmax(X, W_Q, W_K, W_V, W_O, n_heads):
+    B, N, d = X.shape
+    positions = np.arange(N)
+    q, k, v = (_heads(R.matmul(X, W), n_heads) for W in (W_Q, W_K, W_V))
+    q, k = R.apply_rope(q, positions), R.apply_rope(k, positions)
+    weights, v = _attend(q, k, v, 1 / math.sqrt(d // n_heads), mask=False)
+    weights = weights * np.tril(np.ones((N, N)))
+    return R.matmul(R.merge_heads(weights @ v), W_O), weights
+
+
+@mistake("rope_attention", "the mask also hides the diagonal, so a query cannot see its own position and the "
+         "first row is all -inf: keep j <= i (np.triu with k=1)")
+def diagonal_masked(X, W_Q, W_K, W_V, W_O, n_heads):
+    B, N, d = X.shape
+    positions = np.arange(N)
+    q, k, v = (_heads(R.matmul(X, W), n_heads) for W in (W_Q, W_K, W_V))
+    q, k = R.apply_rope(q, positions), R.apply_rope(k, positions)
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d // n_heads) + np.triu(np.full((N, N), -np.inf), k=0)
+    with np.errstate(invalid="ignore"):
+        weights = R.softmax(scores)
+    return R.matmul(R.merge_heads(weights @ v), W_O), weights
+
+
+@mistake("rope_attention", "the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head")
+def scaled_by_model_width(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention(X, W_Q, W_K, W_V, W_O, n_heads, scale=1 / math.sqrt(X.shape[-1]))
+
+
+@mistake("rope_attention", "the heads are cut with a reshape to (B, A, N, d_k) without a transpose: reshape "
+         "to (B, N, A, d_k), then move the head axis forward")
+def heads_by_reshape(X, W_Q, W_K, W_V, W_O, n_heads):
+    B, N, d = X.shape
+    d_k = d // n_heads
+    q, k, v = (R.matmul(X, W).reshape(B, n_heads, N, d_k) for W in (W_Q, W_K, W_V))
+    positions = np.arange(N)
+    weights, v = _attend(R.apply_rope(q, positions), R.apply_rope(k, positions), v, 1 / math.sqrt(d_k))
+    return R.matmul((weights @ v).reshape(B, N, d), W_O), weights
+
+
+# -------------------------------------------------------------------------- kv_attention_step
+
+def _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, q_at=None, k_at=None, rotate_cache=False,
+          store_rotated=True, scale=None, include_new=True):
+    d = x.shape[-1]
+    d_k, t = d // n_heads, k_cache.shape[1]
+    q, k, v = ((x @ W).reshape(n_heads, 1, d_k) for W in (W_Q, W_K, W_V))
+    q_rot = R.apply_rope(q, np.array([t if q_at is None else q_at(t)]))
+    k_rot = R.apply_rope(k, np.array([t if k_at is None else k_at(t)]))
+    keys = np.concatenate([k_cache, k_rot], axis=1)
+    values = np.concatenate([v_cache, v], axis=1)
+    if rotate_cache:
+        keys = np.concatenate([R.apply_rope(k_cache, np.arange(t)), k_rot], axis=1)
+    used_keys, used_values = (keys, values) if include_new else (keys[:, :t], values[:, :t])
+    weights = R.softmax(q_rot @ used_keys.transpose(0, 2, 1) * (scale or 1 / math.sqrt(d_k)))
+    out = (weights @ used_values).reshape(d) @ W_O
+    stored = keys if store_rotated else np.concatenate([k_cache, k], axis=1)
+    return out, stored, values
+
+
+@mistake("kv_attention_step", "the cached keys are rotated again at every step: they were stored rotated, "
+         "append the new rotated key and leave the old ones as they are")
+def cache_rotated_again(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, rotate_cache=True)
+
+
+@mistake("kv_attention_step", "the new key is stored in the cache unrotated: the cache holds rotated keys, "
+         "each turned once at its own position")
+def unrotated_key_stored(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, store_rotated=False)
+
+
+@mistake("kv_attention_step", "the new query and key are rotated at position 0 (or not at all): the new "
+         "token sits at position t = k_cache.shape[1]")
+def rotated_at_zero(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, q_at=lambda t: 0, k_at=lambda t: 0)
+
+
+@mistake("kv_attention_step", "the new token is rotated at position t + 1: positions count from 0, so after "
+         "t cached tokens the new one is at position t")
+def rotated_one_too_far(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, q_at=lambda t: t + 1, k_at=lambda t: t + 1)
+
+
+@mistake("kv_attention_step", "the query is not rotated: rotate both the new query and the new key at "
+         "position t")
+def query_not_rotated(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    d_k = x.shape[-1] // n_heads
+    q = (x @ W_Q).reshape(n_heads, 1, d_k)
+    out, keys, values = R.kv_attention_step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads)
+    weights = R.softmax(q @ keys.transpose(0, 2, 1) / math.sqrt(d_k))
+    return (weights @ values).reshape(-1) @ W_O, keys, values
+
+
+@mistake("kv_attention_step", "the new token attends only to the cached positions: append its key and "
+         "value first, so that it also sees itself")
+def new_token_left_out(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, include_new=False)
+
+
+@mistake("kv_attention_step", "the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head")
+def step_scaled_by_model_width(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, scale=1 / math.sqrt(x.shape[-1]))
+
+
+# ------------------------------------------------------------------------------------ dropout
+
+@mistake("dropout", "the kept entries are not scaled: inverted dropout divides them by 1 - p, so that the "
+         "expected value stays x")
+def not_rescaled(x, p, rng, training=True):
+    if not training or p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x, 0.0)
+
+
+@mistake("dropout", "the kept entries are multiplied by 1 - p: inverted dropout divides by 1 - p during "
+         "training")
+def multiplied_by_keep(x, p, rng, training=True):
+    if not training or p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x * (1 - p), 0.0)
+
+
+@mistake("dropout", "p is used as the probability of keeping an entry: p is the probability of dropping it")
+def p_keeps(x, p, rng, training=True):
+    if not training or p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) < p, x / p, 0.0)
+
+
+@mistake("dropout", "entries are dropped at evaluation time too: with training=False, return x unchanged")
+def always_on(x, p, rng, training=True):
+    if p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
+
+
+@mistake("dropout", "at evaluation x is scaled by 1 - p (plain dropout's correction); inverted dropout "
+         "already scaled during training, so evaluation returns x unchanged")
+def scaled_at_evaluation(x, p, rng, training=True):
+    if not training:
+        return x * (1 - p)
+    if p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
+
+
+@mistake("dropout", "the dropout probability is a fixed number in the code: use the argument p")
+def fixed_rate(x, p, rng, training=True):
+    if not training:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= 0.1, x / 0.9, 0.0)
+
+
+@mistake("dropout", "one decision is drawn per row (the mask has shape (..., 1)): draw one per entry")
+def rows_dropped(x, p, rng, training=True):
+    if not training or p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape[:-1] + (1,)) >= p, x / (1 - p), 0.0)
+
+
+# -------------------------------------------------------------------------- attention_support
+
+def _support(weights, log=np.log2, power=2.0, divide_by=None, axis=-1):
+    safe = np.where(weights > 0, weights, 1.0)
+    entropy = -(weights * log(safe)).sum(axis=axis)
+    support = power ** entropy
+    N = weights.shape[-1]
+    return entropy, support, support / (np.arange(1, N + 1) if divide_by is None else divide_by)
+
+
+@mistake("attention_support", "the entropy is in nats (np.log): use log2, so that 2**H counts positions")
+def in_nats(weights):
+    return _support(weights, log=np.log)
+
+
+@mistake("attention_support", "the support is e**H with H in bits: with bits, the support is 2**H")
+def exp_of_bits(weights):
+    return _support(weights, power=math.e)
+
+
+@mistake("attention_support", "the support is divided by N, the window length: query i sees i + 1 "
+         "positions, so divide by i + 1")
+def divided_by_window(weights):
+    return _support(weights, divide_by=weights.shape[-1])
+
+
+@mistake("attention_support", "the support is divided by i: query i sees i + 1 positions (0 to i), so divide "
+         "by i + 1")
+def divided_by_index(weights):
+    with np.errstate(divide="ignore"):
+        return _support(weights, divide_by=np.arange(weights.shape[-1]))
+
+
+@mistake("attention_support", "0 log 0 gives nan: the zero weights must count as 0 (log2 of 1 in their place, "
+         "or np.where)")
+def nan_on_zeros(weights):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -(weights * np.log2(weights)).sum(axis=-1)
+    support = 2.0 ** entropy
+    return entropy, support, support / np.arange(1, weights.shape[-1] + 1)
+
+
+@mistake("attention_support", "the minus sign of the entropy is missing: H = -sum a log2 a is at least 0")
+def sign_missing(weights):
+    safe = np.where(weights > 0, weights, 1.0)
+    entropy = (weights * np.log2(safe)).sum(axis=-1)
+    support = 2.0 ** entropy
+    return entropy, support, support / np.arange(1, weights.shape[-1] + 1)
+
+
+@mistake("attention_support", "the entropy sums over the queries (axis -2): each row, one query's "
+         "distribution over the keys, has its own entropy (sum over axis -1)")
+def summed_over_queries(weights):
+    return _support(weights, axis=-2)

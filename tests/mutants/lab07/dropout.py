@@ -1,0 +1,98 @@
+"""dropout: wrong and correct answers."""
+from . import correct, wrong
+
+PART = "dropout"
+
+WRONG = [
+    wrong(PART, "not_rescaled", "not_rescaled", '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x
+            mask = rng.random(x.shape) >= p
+            return x * mask
+    '''),
+    wrong(PART, "times_keep_probability", "multiplied_by_keep", '''
+        def dropout(x, p, rng, training=True):
+            if not training:
+                return x.copy()
+            mask = (rng.random(x.shape) >= p).astype(x.dtype)
+            return x * mask * (1 - p)
+    '''),
+    wrong(PART, "p_as_keep_probability", "p_keeps", '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            keep = rng.random(x.shape) < p
+            return np.where(keep, x / p, 0.0)
+    '''),
+    wrong(PART, "training_flag_ignored", "always_on", '''
+        def dropout(x, p, rng, training=True):
+            if p == 0:
+                return x.copy()
+            mask = rng.random(x.shape) >= p
+            return x * mask / (1 - p)
+    '''),
+    wrong(PART, "old_style_evaluation", "scaled_at_evaluation", '''
+        def dropout(x, p, rng, training=True):
+            if not training:
+                return x * (1 - p)
+            mask = rng.random(x.shape) >= p
+            return x * mask / (1 - p)
+    '''),
+    wrong(PART, "one_decision_per_row", "rows_dropped", '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            mask = rng.random((*x.shape[:-1], 1)) >= p
+            return np.where(mask, x / (1 - p), 0.0)
+    '''),
+    wrong(PART, "fixed_rate", "fixed_rate", '''
+        RATE = 0.1
+
+
+        def dropout(x, p, rng, training=True):
+            if not training:
+                return x.copy()
+            keep = rng.random(x.shape) >= RATE
+            return np.where(keep, x / (1 - RATE), 0.0)
+    '''),
+    wrong(PART, "global_generator", None, '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            mask = np.random.rand(*x.shape) > p
+            return x * mask / (1 - p)
+    '''),
+    wrong(PART, "in_place", None, '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x
+            x *= rng.random(x.shape) >= p
+            x /= 1 - p
+            return x
+    '''),
+]
+
+CORRECT = [
+    correct(PART, "binomial_mask", '''
+        def dropout(x, p, rng, training=True):
+            if not training:
+                return x
+            mask = rng.binomial(1, 1 - p, size=x.shape)
+            return x * mask / (1 - p)
+    '''),
+    correct(PART, "uniform_greater_than", '''
+        def dropout(x, p, rng, training=True):
+            if training and p > 0:
+                keep = rng.uniform(0.0, 1.0, size=x.shape) > p
+                return np.where(keep, x / (1.0 - p), 0.0)
+            return np.array(x, copy=True)
+    '''),
+    correct(PART, "choice_of_scales", '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            scale = rng.choice([0.0, 1.0 / (1 - p)], size=x.shape, p=[p, 1 - p])
+            return x * scale
+    '''),
+]

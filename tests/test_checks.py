@@ -1,0 +1,79 @@
+"""The expectations every lab's suite shares (`Trial` in autograder/checks.py), on a suite of one
+part: the failure each one gives on a wrong result, and full marks on a right one."""
+import numpy as np
+import pytest
+
+from autograder.checks import FLOAT32, Suite, run_part
+from autograder.compare import mismatch
+from autograder.runners import LocalRunner
+from autograder.worker.invoke import Call
+
+
+def pair(x):
+    """x (N, d) -> (2x (N, d), row sums (N,))."""
+    return 2.0 * x, x.sum(axis=-1)
+
+
+def shapes_and_items_suite() -> Suite:
+    suite = Suite("demo", reference={"pair": pair}, points={"pair": 3}, kinds={"pair": "function"},
+                  output_names={"pair": ("doubled", "sums")})
+
+    @suite.check("pair", "returns (doubled, sums) with the right shapes", 1, tol=None)
+    def _(t):
+        t.expect_arrays(t.student(Call("pair", (t.normal(3, 2),))), [(3, 2), (3,)])
+
+    @suite.check("pair", "the sums", 1)
+    def _(t):
+        t.expect_items(Call("pair", (t.normal(4, 2),)), [1])
+
+    @suite.check("pair", "accepts float32 inputs", 1, tol=FLOAT32, needs="the sums")
+    def _(t):
+        t.expect_float32_close(lambda x: Call("pair", (x,)), t.normal(3, 5))
+
+    return suite
+
+
+def half_for_float32(x):
+    return 2.0 * x, (x.astype(np.float16) if x.dtype == np.float32 else x).sum(axis=-1)
+
+
+WRONG = {   # the student's pair -> the message of each check (None: passed)
+    "only the first item": (lambda x: 2.0 * x, [
+        "returned an array of shape (3, 2); expected a tuple (doubled, sums)",
+        "pair(array(4, 2)): returned an array of shape (4, 2); expected a tuple of 2 (doubled, sums)",
+        "not credited"]),
+    "sums kept as a column": (lambda x: (2.0 * x, x.sum(axis=-1, keepdims=True)), [
+        "sums has shape (3, 1); expected (3,)", "pair(array(4, 2)): sums: shape (4, 1), expected (4,)",
+        "not credited"]),
+    "integer sums": (lambda x: (2.0 * x, np.round(x.sum(axis=-1)).astype(int)), [
+        "sums has dtype int64; expected floating-point numbers", "pair(array(4, 2)): sums: ",
+        "not credited"]),
+    "a wrong first item, right sums": (lambda x: (x, x.sum(axis=-1)), [None, None, "pair(array(3, 5)): doubled: "]),
+    "half precision for float32 inputs": (half_for_float32, [
+        None, None, "(the same inputs in float64 give the right result: keep the computation in the "
+                    "input's precision)"]),
+}
+
+
+@pytest.mark.parametrize("wrong", WRONG, ids=str)
+def test_each_shared_expectation_fails_on_its_wrong_result(wrong):
+    student, expected = WRONG[wrong]
+    suite = shapes_and_items_suite()
+    result = run_part(suite, "pair", LocalRunner({"pair": student}, suite.reference))
+    for check, message in zip(result.checks, expected):
+        if message is None:
+            assert check.status == "passed", (check.title, check.message)
+        else:
+            assert check.status != "passed" and message in check.message, (check.title, check.message)
+
+
+def test_the_reference_passes_every_shared_expectation():
+    suite = shapes_and_items_suite()
+    result = run_part(suite, "pair", LocalRunner({"pair": pair}, suite.reference))
+    assert [c.status for c in result.checks] == ["passed"] * 3
+
+
+def test_a_numpy_scalar_is_named_by_its_type():
+    """Not "an array of shape ()", which reads as if an array had been returned."""
+    problem = mismatch(np.float64(1.0), (np.zeros(2), np.zeros(2)), 0, 0, ("output", "weights"))
+    assert problem == "returned a value of type float64; expected a tuple of 2 (output, weights)"
