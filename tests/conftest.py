@@ -23,9 +23,20 @@ def run_tool(*args, cwd, check=True, timeout=600):
                           capture_output=True, text=True, timeout=timeout)
 
 
+TEST_SECRET = "5e" * 32      # every test course salts hidden inputs alike: verdicts are repeatable
+
+
+def fixed_secret(course: Path) -> Path:
+    """Give `course` the tests' course secret (instead of a new random one)."""
+    (course / ".attnlab").mkdir(parents=True, exist_ok=True)
+    (course / ".attnlab" / "secret").write_text(TEST_SECRET + "\n")
+    return course
+
+
 def copy_course(dest: Path) -> Path:
     """A fresh course directory with this repository's sources and generated files."""
     dest.mkdir(parents=True, exist_ok=True)
+    fixed_secret(dest)
     shutil.copy(ROOT / "nbgrader_config.py", dest)
     for name in ("source", "assignments", "solutions"):
         shutil.copytree(ROOT / name, dest / name)

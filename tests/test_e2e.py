@@ -17,7 +17,7 @@ import pytest
 
 from autograder import labs
 from autograder.messages import points
-from conftest import ASSIGNMENT, BIN, ROOT, run_tool
+from conftest import ASSIGNMENT, BIN, ROOT, fixed_secret, run_tool
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [pytest.mark.e2e,
@@ -47,7 +47,7 @@ RUN_SECONDS = 150       # a generous bound for "Run All Cells" on 2 busy cores
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     """The example class built, graded, with feedback pages and the class report, by `attnlab demo`."""
-    course = tmp_path_factory.mktemp("e2e") / "course"
+    course = fixed_secret(tmp_path_factory.mktemp("e2e") / "course")
     out = run_tool("attnlab", "demo", "--dir", str(course), "--jobs", "2", cwd=ROOT)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return course, out.stdout

@@ -11,7 +11,7 @@ import pytest
 
 from autograder import demo
 from autograder.course import open_course
-from conftest import ASSIGNMENT, BIN, ROOT, run_tool
+from conftest import ASSIGNMENT, BIN, ROOT, fixed_secret, run_tool
 from test_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, TOKEN, _free_port, _stop_server, _wait_for_server
 
 pytestmark = [pytest.mark.e2e,
@@ -24,7 +24,7 @@ def grades(course) -> dict:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    path = demo.build_course(ROOT, tmp_path_factory.mktemp("formgrader") / "course")
+    path = fixed_secret(demo.build_course(ROOT, tmp_path_factory.mktemp("formgrader") / "course"))
     run_tool("attnlab", "grade", ASSIGNMENT, "--jobs", "2", "--quiet", cwd=path)
     return path
 

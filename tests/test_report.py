@@ -11,7 +11,7 @@ from matplotlib.image import imread
 from autograder import demo, labs, report
 from autograder.checks import CheckResult, PartResult
 from autograder.results import Result
-from conftest import ASSIGNMENT, ROOT, run_tool
+from conftest import ASSIGNMENT, ROOT, fixed_secret, run_tool
 
 SCORED = ("graded", "partly graded")
 VOID = {"img", "br", "meta", "hr", "input", "link"}
@@ -56,7 +56,7 @@ class Elements(HTMLParser):
 @pytest.fixture(scope="module")
 def example_class(tmp_path_factory):
     """The example class, and an attempt to write a report to before/ before grading."""
-    path = demo.build_course(ROOT, tmp_path_factory.mktemp("class"))
+    path = fixed_secret(demo.build_course(ROOT, tmp_path_factory.mktemp("class")))
     BEFORE["report"] = run_tool("attnlab", "report", ASSIGNMENT, "-o", "before", cwd=path, check=False)
     return path
 
