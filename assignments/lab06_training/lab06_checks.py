@@ -388,11 +388,7 @@ def _overflowed(value):
 
 def _own_frames(exc) -> list:
     """The frames of the student's code in an exception's traceback (not this helper's)."""
-    try:
-        here = __file__
-    except NameError:   # the helper's code run with exec
-        here = None
-    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != here]
+    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
 
 
 def _property(calls, namespace, not_reproducible, ignores_rng) -> str | None:
