@@ -170,7 +170,7 @@ def test_the_reference_passes_the_visible_checks(name, capsys):
     ("def cross_entropy(logits, targets):\n"
      "    return float(-np.log(np.take_along_axis(softmax(logits), targets[..., None], axis=-1)).mean())\n",
      "log(softmax(u))"),
-    (ELEMENTWISE, "the element-wise derivative a(1 - a)"),
+    (ELEMENTWISE, "the element-wise derivative α(1 - α)"),
 ])
 def test_common_lab06_mistakes_are_named_before_submission(source, cause):
     name = "attention_backward" if "attention_backward" in source else "cross_entropy"

@@ -400,7 +400,7 @@ def sin_cos_swapped(max_len, d_model):
 
 
 @mistake("positional_encoding", "the sines and cosines are concatenated [sin | cos] instead of "
-         "interleaved (sin in column 2i, cos in column 2i+1)")
+         "interleaved (sin in column 2m, cos in column 2m+1)")
 def concatenated(max_len, d_model):
     return _pe(max_len, d_model, interleave=False)
 
@@ -410,8 +410,8 @@ def positions_from_one(max_len, d_model):
     return _pe(max_len, d_model, first=1)
 
 
-@mistake("positional_encoding", "the exponent uses the column index j for both columns of a pair; "
-         "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)")
+@mistake("positional_encoding", "the exponent uses the column index for both columns of a pair; "
+         "columns 2m and 2m+1 share the frequency 1/10000^(2m/d)")
 def column_index_exponent(max_len, d_model):
     pos = np.arange(max_len)[:, None]
     j = np.arange(d_model)[None, :]
@@ -419,8 +419,8 @@ def column_index_exponent(max_len, d_model):
     return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
 
 
-@mistake("positional_encoding", "the exponent is 2j/d with j the column index; i counts pairs "
-         "of columns, so columns 2i and 2i+1 both use 10000^(2i/d)")
+@mistake("positional_encoding", "the exponent is 2·(column index)/d; m counts pairs "
+         "of columns, so columns 2m and 2m+1 both use 10000^(2m/d)")
 def column_index_doubled(max_len, d_model):
     pos = np.arange(max_len)[:, None]
     j = np.arange(d_model)[None, :]
@@ -428,24 +428,24 @@ def column_index_doubled(max_len, d_model):
     return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
 
 
-@mistake("positional_encoding", "the exponent 2i/d is computed with integer division (//), so it "
+@mistake("positional_encoding", "the exponent 2m/d is computed with integer division (//), so it "
          "is 0 and every column pair has the same frequency; divide with /")
 def integer_exponent(max_len, d_model):
     return _pe(max_len, d_model, exponent=lambda two_i, d: two_i // d)
 
 
-@mistake("positional_encoding", "the exponent is i/d instead of 2i/d")
+@mistake("positional_encoding", "the exponent is m/d instead of 2m/d")
 def half_exponent(max_len, d_model):
     return _pe(max_len, d_model, exponent=lambda two_i, d: two_i / 2 / d)
 
 
-@mistake("positional_encoding", "the exponent is 2·(2i)/d: i already counts pairs, so write "
-         "10000^(2i/d) with i = 0, 1, ..., d/2 - 1 (or np.arange(0, d, 2)/d)")
+@mistake("positional_encoding", "the exponent is 2·(2m)/d: m already counts pairs, so write "
+         "10000^(2m/d) with m = 0, 1, ..., d/2 - 1 (or np.arange(0, d, 2)/d)")
 def doubled_exponent(max_len, d_model):
     return _pe(max_len, d_model, exponent=lambda two_i, d: 2 * two_i / d)
 
 
-@mistake("positional_encoding", "the position is multiplied by 10000^(2i/d) instead of divided by it")
+@mistake("positional_encoding", "the position is multiplied by 10000^(2m/d) instead of divided by it")
 def multiplied(max_len, d_model):
     return _pe(max_len, d_model, divide=False)
 

@@ -105,7 +105,7 @@ def _(t):
 
 @check("softmax", "works over the last axis of a 3-D array", 1)
 def _(t):
-    """Attention with several heads calls softmax on (heads, N, N) arrays."""
+    """Attention with several heads calls softmax on (A, N, N) arrays."""
     t.expect_match(C.softmax(t.normal(2, 3, 5, scale=2.0)))
 
 
@@ -372,7 +372,7 @@ def _(t):
 
 @check("positional_encoding", "even columns hold the sines", 1)
 def _(t):
-    """PE[pos, 2i] = sin(pos / 10000^(2i/d))."""
+    """PE[pos, 2m] = sin(pos / 10000^(2m/d))."""
     got = t.student(C.positional_encoding(12, 8))
     t.expect_array(got, (12, 8))
     problem = _rows_problem(got[:, 0::2], t.reference(C.positional_encoding(12, 8))[:, 0::2], t.check.tol)
@@ -382,7 +382,7 @@ def _(t):
 
 @check("positional_encoding", "odd columns hold the cosines", 1)
 def _(t):
-    """PE[pos, 2i+1] = cos(pos / 10000^(2i/d)), the same frequency as column 2i."""
+    """PE[pos, 2m+1] = cos(pos / 10000^(2m/d)), the same frequency as column 2m."""
     got = t.student(C.positional_encoding(12, 8))
     t.expect_array(got, (12, 8))
     problem = _rows_problem(got[:, 1::2], t.reference(C.positional_encoding(12, 8))[:, 1::2], t.check.tol)

@@ -135,19 +135,19 @@ def _windows(stream, s, block_size, shift=1):
     return stream[s[:, None] + offsets], stream[s[:, None] + shift + offsets]
 
 
-@mistake("get_batch", "y is x itself: the targets are the next tokens, y[b] = stream[s + 1 : s + T + 1]")
+@mistake("get_batch", "y is x itself: the targets are the next tokens, y[b] = stream[s + 1 : s + N + 1]")
 def no_shift(stream, starts, batch_size, block_size, rng):
     return _windows(stream, rng.choice(starts, size=batch_size), block_size, shift=0)
 
 
 @mistake("get_batch", "y is x rolled by one (np.roll), so its last token wraps around to x's first: "
-         "y[b] = stream[s + 1 : s + T + 1], the window one token further along the stream")
+         "y[b] = stream[s + 1 : s + N + 1], the window one token further along the stream")
 def rolled(stream, starts, batch_size, block_size, rng):
     x, _ = _windows(stream, rng.choice(starts, size=batch_size), block_size)
     return x, np.roll(x, -1, axis=1)
 
 
-@mistake("get_batch", "x and y hold T + 1 tokens; x = stream[s : s + T] and y = stream[s + 1 : s + T + 1]")
+@mistake("get_batch", "x and y hold N + 1 tokens; x = stream[s : s + N] and y = stream[s + 1 : s + N + 1]")
 def windows_too_long(stream, starts, batch_size, block_size, rng):
     return _windows(stream, rng.choice(starts, size=batch_size), block_size + 1)
 
@@ -222,13 +222,13 @@ def global_max(logits, targets):
     return float(-_picked(z - np.log(np.exp(z).sum(axis=-1, keepdims=True)), targets).mean())
 
 
-@mistake("cross_entropy", "the loss is summed over positions; it is their mean (divide by N = B·T)")
+@mistake("cross_entropy", "the loss is summed over positions; it is their mean (divide by the number of positions, BN)")
 def summed(logits, targets):
     return float(-_picked(_log_probs(logits), targets).sum())
 
 
 @mistake("cross_entropy", "the sum is divided by B = len(targets) instead of the number of positions "
-         "N = B·T (targets.size)")
+         "BN (targets.size)")
 def divided_by_batch(logits, targets):
     return float(-_picked(_log_probs(logits), targets).sum() / len(targets))
 
@@ -238,8 +238,8 @@ def per_position(logits, targets):
     return -_picked(_log_probs(logits), targets)
 
 
-@mistake("cross_entropy", "the mean is taken over all N·|V| entries of onehot ⊙ log p: average over "
-         "the N positions only")
+@mistake("cross_entropy", "the mean is taken over all BN·|V| entries of onehot ⊙ log p: average over "
+         "the BN positions only")
 def mean_over_vocabulary(logits, targets):
     onehot = np.eye(logits.shape[-1])[targets]
     return float(-(onehot * _log_probs(logits)).mean())
@@ -269,27 +269,27 @@ def _minus_onehot(p, targets):
     return grad
 
 
-@mistake("cross_entropy_backward", "the gradient is not divided by the number of positions N: the "
-         "loss is a mean, so its gradient carries 1/N")
+@mistake("cross_entropy_backward", "the gradient is not divided by the number of positions, BN: the "
+         "loss is a mean, so its gradient carries 1/(BN)")
 def forgot_mean(logits, targets):
     return _minus_onehot(_softmax(logits), targets)
 
 
 @mistake("cross_entropy_backward", "the gradient is divided by B = len(targets) instead of the "
-         "number of positions N = B·T (targets.size)")
+         "number of positions BN (targets.size)")
 def divided_by_batch_size(logits, targets):
     return _minus_onehot(_softmax(logits), targets) / len(targets)
 
 
-@mistake("cross_entropy_backward", "the gradient is divided by the number of logits N·|V|; the "
-         "loss averages over the N positions only, so the gradient carries 1/N",
+@mistake("cross_entropy_backward", "the gradient is divided by the number of logits BN·|V|; the "
+         "loss averages over the BN positions only, so the gradient carries 1/(BN)",
          fix="divide by targets.size")
 def divided_by_all_entries(logits, targets):
     return _minus_onehot(_softmax(logits), targets) / logits.size
 
 
 @mistake("cross_entropy_backward", "the gradient is divided by the vocabulary size |V|; the loss "
-         "averages over the N positions, so the gradient carries 1/N", fix="divide by targets.size")
+         "averages over the BN positions, so the gradient carries 1/(BN)", fix="divide by targets.size")
 def divided_by_vocabulary(logits, targets):
     return _minus_onehot(_softmax(logits), targets) / logits.shape[-1]
 
@@ -302,14 +302,14 @@ def keepdims_forgotten_ceb(logits, targets):
     return _minus_onehot(e / e.sum(axis=-1), targets) / targets.size
 
 
-@mistake("cross_entropy_backward", "the sign is flipped: the gradient is (softmax - onehot) / N, "
-         "not (onehot - softmax) / N")
+@mistake("cross_entropy_backward", "the sign is flipped: the gradient is (softmax - onehot) / (BN), "
+         "not (onehot - softmax) / (BN)")
 def gradient_sign_flipped(logits, targets):
     return -R.cross_entropy_backward(logits, targets)
 
 
 @mistake("cross_entropy_backward", "the one-hot target is not subtracted: the gradient is "
-         "(softmax - onehot) / N")
+         "(softmax - onehot) / (BN)")
 def no_onehot(logits, targets):
     return _softmax(logits) / targets.size
 
@@ -347,22 +347,22 @@ def _linear(dy, x, W, dx=None, dW=None, db=None):
     return tuple(f(_rows(dy), _rows(x), W) for f in (dx, dW, db))
 
 
-@mistake("linear_backward", "dx = dy·W misses the transpose: dx = dy·Wᵀ (C_out -> C_in)")
+@mistake("linear_backward", "δ_x = δ_y·W misses the transpose: δ_x = δ_y·Wᵀ (d_out -> d_in)")
 def dx_without_transpose(dy, x, W):
     return _linear(dy, x, W, dx=lambda dy2, x2, W: (dy2 @ W).reshape(x.shape))
 
 
-@mistake("linear_backward", "dW is xᵀ·dy, not dyᵀ·x: a transpose is missing (dyᵀ·x is dWᵀ)")
+@mistake("linear_backward", "δ_W is xᵀ·δ_y, not δ_yᵀ·x: a transpose is missing (δ_yᵀ·x is δ_Wᵀ)")
 def dW_transposed(dy, x, W):
     return _linear(dy, x, W, dW=lambda dy2, x2, W: dy2.T @ x2)
 
 
-@mistake("linear_backward", "dW is divided by N: it is the sum xᵀ·dy over positions, not the mean")
+@mistake("linear_backward", "dW is divided by the number of rows n: δ_W = xᵀ·δ_y is the sum over positions, not the mean")
 def dW_mean(dy, x, W):
     return _linear(dy, x, W, dW=lambda dy2, x2, W: x2.T @ dy2 / len(x2))
 
 
-@mistake("linear_backward", "db is the mean of dy over positions; it is the sum")
+@mistake("linear_backward", "db is the mean of δ_y over positions; it is the sum")
 def db_mean(dy, x, W):
     return _linear(dy, x, W, db=lambda dy2, x2, W: dy2.mean(axis=0))
 
@@ -373,20 +373,20 @@ def db_wrong_axis(dy, x, W):
     return _linear(dy, x, W, db=lambda dy2, x2, W: dy.sum(axis=-1))
 
 
-@mistake('linear_backward', 'db sums over the first axis only, which leaves a (T, C_out) array for (B, T, C_out) gradients: db sums over every position',
+@mistake('linear_backward', 'db sums over the first axis only, which leaves an (N, d_out) array for (B, N, d_out) gradients: db sums over every position',
          fix='dy.reshape(-1, dy.shape[-1]).sum(axis=0)')
 def db_first_axis(dy, x, W):
     return _linear(dy, x, W, db=lambda dy2, x2, W: dy.sum(axis=0))
 
 
-@mistake("linear_backward", "dW = xᵀ·dy is written for (N, C) matrices, but batched (B, T, C) inputs "
+@mistake("linear_backward", "δ_W = xᵀ·δ_y is written for (n, d) matrices, but batched (B, N, d) inputs "
          "are not flattened first: x.T reverses all three axes and the product fails",
          fix="x2 = x.reshape(-1, x.shape[-1]) and dy2 = dy.reshape(-1, dy.shape[-1]), then dW = x2.T @ dy2")
 def batched_not_flattened(dy, x, W):
     return dy @ W.T, x.T @ dy, dy.reshape(-1, dy.shape[-1]).sum(axis=0)
 
 
-@mistake('linear_backward', 'dx is returned as (N, C_in) rows: it has the shape of x',
+@mistake('linear_backward', 'dx is returned as (BN, d_in) rows: it has the shape of x',
          fix='dx.reshape(x.shape)')
 def dx_flat(dy, x, W):
     return _linear(dy, x, W, dx=lambda dy2, x2, W: dy2 @ W.T)
@@ -399,13 +399,13 @@ def passes_at_zero(dy, x):
     return dy * (x >= 0)
 
 
-@mistake("relu_backward", "it returns the mask (x > 0) without multiplying by dy: the chain rule "
-         "gives dy ⊙ 1[x > 0]")
+@mistake("relu_backward", "it returns the mask (x > 0) without multiplying by δ_y: the chain rule "
+         "gives δ_y ⊙ 1[x > 0]")
 def mask_only(dy, x):
     return (x > 0).astype(float)
 
 
-@mistake("relu_backward", "dy is multiplied by ReLU(x) itself; the derivative of ReLU is 1 where "
+@mistake("relu_backward", "δ_y is multiplied by ReLU(x) itself; the derivative of ReLU is 1 where "
          "x > 0 and 0 elsewhere")
 def times_relu(dy, x):
     return dy * np.maximum(x, 0)
@@ -470,12 +470,12 @@ def tanh_prime_not_squared(dy, x):
     return _gelu_grad(dy, x, tanh_prime=lambda th: 1 - th)
 
 
-@mistake("gelu_backward", "it returns GELU′(x) without multiplying by dy (chain rule: dy ⊙ GELU′(x))")
+@mistake("gelu_backward", "it returns GELU′(x) without multiplying by δ_y (chain rule: δ_y ⊙ GELU′(x))")
 def not_times_dy(dy, x):
     return _gelu_grad(np.ones_like(x), x)
 
 
-@mistake("gelu_backward", "it returns dy ⊙ GELU(x), the forward value; the backward needs the "
+@mistake("gelu_backward", "it returns δ_y ⊙ GELU(x), the forward value; the backward needs the "
          "derivative GELU′(x)")
 def forward_value(dy, x):
     return dy * 0.5 * x * (1 + np.tanh(_K * (x + _A * x ** 3)))
@@ -519,46 +519,46 @@ def _ln_grads(dy, x, gamma, eps=1e-5, mu_term=True, sigma_term=True, use_gamma=T
 
 
 @mistake("layer_norm_backward", "layer-norm backward without the two mean terms (the gradient "
-         "through μ and σ): dx = (g - mean(g) - x̂·mean(g ⊙ x̂)) / σ, not g / σ")
+         "through μ and σ): δ_x = (g - mean(g) - x̂·mean(g ⊙ x̂)) / σ, not g / σ")
 def no_mean_terms(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma, eps, mu_term=False, sigma_term=False)
 
 
-@mistake("layer_norm_backward", "dx misses the term through σ: subtract x̂ ⊙ mean(g ⊙ x̂) as well as "
+@mistake("layer_norm_backward", "δ_x misses the term through σ: subtract x̂ ⊙ mean(g ⊙ x̂) as well as "
          "mean(g)")
 def no_sigma_term(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma, eps, sigma_term=False)
 
 
-@mistake("layer_norm_backward", "dx misses the term through μ: subtract mean(g) as well as "
+@mistake("layer_norm_backward", "δ_x misses the term through μ: subtract mean(g) as well as "
          "x̂ ⊙ mean(g ⊙ x̂)")
 def no_mu_term(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma, eps, mu_term=False)
 
 
-@mistake("layer_norm_backward", "dx starts from dy instead of g = dy ⊙ γ: the scale γ is part of "
+@mistake("layer_norm_backward", "δ_x starts from δ_y instead of g = δ_y ⊙ γ: the scale γ is part of "
          "the forward pass")
 def gamma_missing(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma, eps, use_gamma=False)
 
 
-@mistake("layer_norm_backward", "dx is divided by σ² (the variance plus eps) instead of σ")
+@mistake("layer_norm_backward", "δ_x is divided by σ² (the variance plus eps) instead of σ")
 def divided_by_variance(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma, eps, power=2)
 
 
-@mistake("layer_norm_backward", "dγ sums dy ⊙ x; it sums dy ⊙ x̂, the normalised input")
+@mistake("layer_norm_backward", "δ_γ sums δ_y ⊙ x; it sums δ_y ⊙ x̂, the normalised input")
 def dgamma_unnormalised(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma, eps, dgamma_x=True)
 
 
-@mistake("layer_norm_backward", "dβ is the mean of dy over positions; it is the sum")
+@mistake("layer_norm_backward", "δ_β is the mean of δ_y over positions; it is the sum")
 def dbeta_mean(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma, eps, dbeta_mean=True)
 
 
-@mistake("layer_norm_backward", "dγ and dβ sum over axis 0 only: for (B, T, C) inputs they sum over "
-         "every position, axes (0, 1), down to shape (C,)")
+@mistake("layer_norm_backward", "δ_γ and δ_β sum over axis 0 only: for (B, N, d) inputs they sum over "
+         "every position, axes (0, 1), down to shape (d,)")
 def sums_over_first_axis(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma, eps, sum_axes=0)
 
@@ -573,8 +573,8 @@ def eps_fixed(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma)
 
 
-@mistake("layer_norm_backward", "the variance divides by C - 1 (ddof=1); layer norm uses the biased "
-         "variance, dividing by C")
+@mistake("layer_norm_backward", "the variance divides by d - 1 (ddof=1); layer norm uses the biased "
+         "variance, dividing by d")
 def unbiased_variance(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma, eps, ddof=1)
 
@@ -624,98 +624,98 @@ def scale_by_d_model(dout, x, W_Q, W_K, W_V, W_O, n_heads):
 
 
 @mistake("attention_backward", "the backward misses the 1/√d_k of the scores: S = QKᵀ/√d_k, so "
-         "dQ = dS·K/√d_k and dK = dSᵀ·Q/√d_k")
+         "δ_Q = δ_S·K/√d_k and δ_K = δ_Sᵀ·Q/√d_k")
 def no_backward_scale(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads,
                             backward_scale=math.sqrt(x.shape[-1] // n_heads))
 
 
-@mistake("attention_backward", "the 1/√d_k is applied twice in the backward: once on dS is enough")
+@mistake("attention_backward", "the 1/√d_k is applied twice in the backward: once on δ_S is enough")
 def scale_twice(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads,
                             backward_scale=1 / math.sqrt(x.shape[-1] // n_heads))
 
 
-@mistake("attention_backward", "the softmax backward uses only the diagonal of its Jacobian (a ⊙ da): "
-         "each weight depends on the whole row, dS = A ⊙ (dA - rowsum(A ⊙ dA))")
+@mistake("attention_backward", "the softmax backward uses only the diagonal of its Jacobian (α ⊙ δ_α): "
+         "each weight depends on the whole row, δ_S = α ⊙ (δ_α - rowsum(α ⊙ δ_α))")
 def softmax_diagonal(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, softmax_grad=lambda a, da: a * da)
 
 
-@mistake("attention_backward", "the softmax backward uses the element-wise derivative a(1 - a): "
+@mistake("attention_backward", "the softmax backward uses the element-wise derivative α(1 - α): "
          "each weight depends on every score of its row, so the Jacobian has off-diagonal terms "
-         "-a_i a_j", fix="dS = A * (dA - (A * dA).sum(axis=-1, keepdims=True))")
+         "-α_ij α_ik", fix="dscores = att * (datt - (att * datt).sum(axis=-1, keepdims=True))")
 def softmax_elementwise(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, softmax_grad=lambda a, da: a * (1 - a) * da)
 
 
-@mistake('attention_backward', "the row sum in the softmax backward runs over the queries; it runs over each row's keys, rowsum(A ⊙ dA)",
+@mistake('attention_backward', "the row sum in the softmax backward runs over the queries; it runs over each row's keys, rowsum(α ⊙ δ_α)",
          fix='(att * datt).sum(axis=-1, keepdims=True)')
 def softmax_sum_over_queries(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads,
                             softmax_grad=lambda a, da: a * (da - (a * da).sum(axis=-2, keepdims=True)))
 
 
-@mistake("attention_backward", "dK = dS·Q misses the transpose: dK = dSᵀ·Q/√d_k (row j of K gets the "
+@mistake("attention_backward", "δ_K = δ_S·Q misses the transpose: δ_K = δ_Sᵀ·Q/√d_k (row j of K gets the "
          "gradient of column j of the scores)")
 def dk_without_transpose(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, dk=lambda ds, q: ds @ q)
 
 
-@mistake("attention_backward", "dV = A·d(head) misses the transpose: dV = Aᵀ·d(head)")
+@mistake("attention_backward", "δ_V = α·δ_head misses the transpose: δ_V = αᵀ·δ_head")
 def dv_without_transpose(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, dv=lambda att, dh: att @ dh)
 
 
-@mistake("attention_backward", "the gradient of the concatenated heads is dO·W_Oᵀ: the transpose of "
+@mistake("attention_backward", "the gradient of the concatenated heads is δ_O·W_Oᵀ: the transpose of "
          "W_O is missing")
 def through_W_O_untransposed(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, through_W_O=False)
 
 
-@mistake("attention_backward", "dW_O is concat(heads)ᵀ·dO, not dOᵀ·concat(heads) (that is its transpose)")
+@mistake("attention_backward", "W_O's gradient is concat(heads)ᵀ·δ_O, not δ_Oᵀ·concat(heads) (that is its transpose)")
 def dW_O_transposed(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads,
                             dW_O=lambda concat, d: _rows(d).T @ _rows(concat))
 
 
-@mistake("attention_backward", "dW_Q, dW_K and dW_V are dQᵀ·X instead of Xᵀ·dQ (and so on): their "
+@mistake("attention_backward", "dW_Q, dW_K and dW_V are δ_Qᵀ·X instead of Xᵀ·δ_Q (and so on): their "
          "transposes")
 def dW_transposed(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, dW=lambda x2, d: d.T @ x2)
 
 
 @mistake("attention_backward", "dx misses some of the three paths: X feeds Q, K and V, so "
-         "dx = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ")
+         "δ_X = δ_Q·W_Qᵀ + δ_K·W_Kᵀ + δ_V·W_Vᵀ")
 def dx_through_v_only(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, paths=(2,))
 
 
 @mistake("attention_backward", "dx misses some of the three paths: X feeds Q, K and V, so "
-         "dx = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ")
+         "δ_X = δ_Q·W_Qᵀ + δ_K·W_Kᵀ + δ_V·W_Vᵀ")
 def dx_through_q_only(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, paths=(0,))
 
 
 @mistake("attention_backward", "dx misses some of the three paths: X feeds Q, K and V, so "
-         "dx = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ")
+         "δ_X = δ_Q·W_Qᵀ + δ_K·W_Kᵀ + δ_V·W_Vᵀ")
 def dx_without_v(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, paths=(0, 1))
 
 
 @mistake("attention_backward", "dx misses some of the three paths: X feeds Q, K and V, so "
-         "dx = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ")
+         "δ_X = δ_Q·W_Qᵀ + δ_K·W_Kᵀ + δ_V·W_Vᵀ")
 def dx_without_k(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, paths=(0, 2))
 
 
-@mistake("attention_backward", "dx = dQ·W_Q + ... misses the transposes: dx = dQ·W_Qᵀ + dK·W_Kᵀ + dV·W_Vᵀ")
+@mistake("attention_backward", "δ_X = δ_Q·W_Q + ... misses the transposes: δ_X = δ_Q·W_Qᵀ + δ_K·W_Kᵀ + δ_V·W_Vᵀ")
 def dx_weights_untransposed(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, into_x=lambda W: W)
 
 
-@mistake("attention_backward", "the heads' gradients are merged with a plain reshape from (B, H, T, d_k): "
-         "move the head axis next to d_k first (merge_heads transposes to (B, T, H, d_k))")
+@mistake("attention_backward", "the heads' gradients are merged with a plain reshape from (B, A, N, d_k): "
+         "move the head axis next to d_k first (merge_heads transposes to (B, N, A, d_k))")
 def merge_without_transpose(dout, x, W_Q, W_K, W_V, W_O, n_heads):
     return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, merge=_merge_without_transpose)
 
@@ -749,7 +749,7 @@ def head_only(d_x, d_logits, token_ids, h):
 
 
 @mistake("embedding_backward", "only the lookup's share of the tied embedding gradient: E is also the "
-         "output layer u = h Eᵀ, which adds d(u)ᵀ·h")
+         "output layer u = h Eᵀ, which adds δ_uᵀ·h")
 def lookup_only(d_x, d_logits, token_ids, h):
     dE = np.zeros((d_logits.shape[-1], d_x.shape[-1]))
     np.add.at(dE, token_ids.reshape(-1), _rows(d_x))
@@ -757,13 +757,13 @@ def lookup_only(d_x, d_logits, token_ids, h):
 
 
 @mistake("embedding_backward", "the head's term is built from d_x instead of the hidden states h: "
-         "u = h Eᵀ, so E's gradient from the head is d(u)ᵀ·h", fix="dE = d_logits2.T @ h2 + (the lookup's rows)")
+         "u = h Eᵀ, so E's gradient from the head is δ_uᵀ·h", fix="dE = d_logits2.T @ h2 + (the lookup's rows)")
 def head_from_d_x(d_x, d_logits, token_ids, h):
     return R.embedding_backward(d_x, d_logits, token_ids, d_x)
 
 
 @mistake("embedding_backward", "the head's term is divided by the number of positions: it is the sum "
-         "d(u)ᵀ·h over positions (the 1/N is already in d_logits)")
+         "δ_uᵀ·h over positions (the 1/(BN) is already in d_logits)")
 def head_mean(d_x, d_logits, token_ids, h):
     return R.embedding_backward(d_x, d_logits / token_ids.size, token_ids, h)
 
@@ -1092,18 +1092,18 @@ def summed_over_queries(weights):
     return _row_entropy(weights).sum(axis=2).mean(axis=0)
 
 
-@mistake("attention_entropy", "the entropy of a row is a sum over its keys, -Σ_j a_ij log2 a_ij, "
+@mistake("attention_entropy", "the entropy of a row is a sum over its keys, -Σ_j α_ij log2 α_ij, "
          "not a mean")
 def mean_over_keys(weights):
     return (_row_entropy(weights) / weights.shape[-1]).mean(axis=(0, 2))
 
 
-@mistake("attention_entropy", "the sign is missing: H = -Σ a log2 a, which is never negative")
+@mistake("attention_entropy", "the sign is missing: the entropy -Σ_j α_ij log2 α_ij is never negative")
 def sign_missing(weights):
     return -R.attention_entropy(weights)
 
 
 @mistake("attention_entropy", "it returns one entropy per query (or per sequence): average over the "
-         "sequences B and the query positions T, one value per head")
+         "sequences B and the query positions N, one value per head")
 def not_averaged(weights):
     return _row_entropy(weights).mean(axis=0)

@@ -148,7 +148,7 @@ def _(t):
 
 # ---------------------------------------------------------------------------------- get_batch
 
-BLOCK = 6   # T of the get_batch checks
+BLOCK = 6   # N of the get_batch checks
 
 
 def batch_case(t, n_names=30, block_size=BLOCK):
@@ -170,7 +170,7 @@ def window_positions(t, stream, rows) -> list:
     for b, positions in enumerate(found):
         if positions.size == 0:
             t.fail(f"x[{b}] is not a window of consecutive tokens of the stream: "
-                   "x[b] = stream[s : s + T] for a start s")
+                   "x[b] = stream[s : s + N] for a start s")
     return found
 
 
@@ -186,23 +186,23 @@ def at_starts(t, stream, starts, x) -> set:
     return drawn
 
 
-@check("get_batch", "returns (x, y): two integer arrays of shape (B, T)", 0.5, tol=None)
+@check("get_batch", "returns (x, y): two integer arrays of shape (B, N)", 0.5, tol=None)
 def _(t):
-    """The model embeds x, so it must hold integer ids; B rows of T tokens each."""
+    """The model embeds x, so it must hold integer ids; B rows of N tokens each."""
     stream, starts = batch_case(t)
     batch(t, C.get_batch(stream, starts, 5, BLOCK, 3))
 
 
 @check("get_batch", "x is a window of the stream and y the same window one token later", 1.5, tol=None)
 def _(t):
-    """Position t of x must predict token t + 1: y[b] = stream[s + 1 : s + T + 1]. A target that
+    """Position t of x must predict token t + 1: y[b] = stream[s + 1 : s + N + 1]. A target that
     does not follow its input teaches the model nothing."""
     stream, starts = batch_case(t)
     x, y = batch(t, C.get_batch(stream, starts, 8, BLOCK, 11))
     for b, positions in enumerate(window_positions(t, stream, x)):
         if not any(np.array_equal(y[b], stream[p + 1:p + BLOCK + 1]) for p in positions):
             t.fail(f"y[{b}] is not x[{b}]'s window moved one token along the stream: "
-                   "y[b] = stream[s + 1 : s + T + 1]")
+                   "y[b] = stream[s + 1 : s + N + 1]")
 
 
 @check("get_batch", "every window begins at one of `starts`", 1.5, tol=None)
@@ -287,7 +287,7 @@ def _(t):
 
 @check("cross_entropy", "matches the reference on (N, V) logits", 2)
 def _(t):
-    """The mean over positions of log sum_j exp(u_j) - u_target."""
+    """The mean over positions of log sum_v exp(u_v) - u_target."""
     t.expect_match(C.cross_entropy(*ce_case(t, 7)))
 
 
@@ -314,14 +314,14 @@ def _(t):
     t.expect_match(C.cross_entropy(logits, targets))
 
 
-@check("cross_entropy", "a (B, T, V) batch: the mean over all B·T positions", 1.5)
+@check("cross_entropy", "a (B, N, V) batch: the mean over all BN positions", 1.5)
 def _(t):
-    """Training calls it on (B, T, V) logits and (B, T) targets."""
+    """Training calls it on (B, N, V) logits and (B, N) targets."""
     t.expect_match(C.cross_entropy(*ce_case(t, 3, 5, vocab=7)))
 
 
 @check("cross_entropy", "accepts float32 logits", 0.5, tol=FLOAT32,
-       needs='a (B, T, V) batch: the mean over all B·T positions')
+       needs='a (B, N, V) batch: the mean over all BN positions')
 def _(t):
     """The model trains in float32."""
     t.expect_float32_close(C.cross_entropy, *ce_case(t, 2, 4, vocab=27))
@@ -349,9 +349,9 @@ def _(t):
     t.expect_match(C.cross_entropy_backward(*ce_case(t, 5, vocab=7)))
 
 
-@check("cross_entropy_backward", "a (B, T, V) batch: divided by B·T", 1.5)
+@check("cross_entropy_backward", "a (B, N, V) batch: divided by BN", 1.5)
 def _(t):
-    """The loss averages over all B·T positions, so every entry carries 1/(B·T)."""
+    """The loss averages over all BN positions, so every entry carries 1/(BN)."""
     t.expect_match(C.cross_entropy_backward(*ce_case(t, 3, 4, vocab=6)))
 
 
@@ -370,7 +370,7 @@ def _(t):
 
 
 @check("cross_entropy_backward", "accepts float32 logits", 1, tol=FLOAT32,
-       needs='a (B, T, V) batch: divided by B·T')
+       needs='a (B, N, V) batch: divided by BN')
 def _(t):
     """The model trains in float32."""
     t.expect_float32_close(C.cross_entropy_backward, *ce_case(t, 2, 3, vocab=8))
@@ -396,33 +396,33 @@ def _(t):
     t.expect_arrays(got, [(2, 3, 4), (4, 5), (5,)])
 
 
-@check("linear_backward", "(N, C_in) input with C_in != C_out", 2.5)
+@check("linear_backward", "(n, d_in) input with d_in != d_out", 2.5)
 def _(t):
-    """dx = dy Wᵀ, dW = xᵀ dy, db = the sum of dy over positions."""
+    """δ_x = δ_y Wᵀ, δ_W = xᵀ δ_y, δ_b = the sum of δ_y over positions."""
     t.expect_match(C.linear_backward(*linear_case(t, (5,), 3, 4)))
 
 
-@check("linear_backward", "(B, T, C_in) input: dW and db sum over every position", 2.5)
+@check("linear_backward", "(B, N, d_in) input: dW and db sum over every position", 2.5)
 def _(t):
-    """Activations are (B, T, C): N = B·T rows."""
+    """Activations are (B, N, d): n = BN rows."""
     t.expect_match(C.linear_backward(*linear_case(t, (2, 3), 4, 5)))
 
 
 @check("linear_backward", "a square W, where shapes cannot reveal a missing transpose", 1.5)
 def _(t):
-    """W_Q, W_K, W_V and W_O are square: dy W and dyᵀ x have the right shapes and the wrong values."""
+    """W_Q, W_K, W_V and W_O are square: δ_y W and δ_yᵀ x have the right shapes and the wrong values."""
     t.expect_match(C.linear_backward(*linear_case(t, (6,), 4, 4)))
 
 
 @check("linear_backward", "accepts float32 inputs", 0.5, tol=FLOAT32,
-       needs='(B, T, C_in) input: dW and db sum over every position')
+       needs='(B, N, d_in) input: dW and db sum over every position')
 def _(t):
     """The model trains in float32."""
     t.expect_float32_close(C.linear_backward, *linear_case(t, (2, 3), 4, 6))
 
 
 @check("linear_backward", "does not modify dy, x or W", 0.5, tol=None,
-       needs='(N, C_in) input with C_in != C_out')
+       needs='(n, d_in) input with d_in != d_out')
 def _(t):
     """x and W are the forward pass's; the caller uses them again."""
     t.expect_inputs_unchanged(C.linear_backward(*linear_case(t, (4,), 3, 5)))
@@ -432,7 +432,7 @@ def _(t):
 
 @check("relu_backward", "matches the reference on inputs of both signs", 1)
 def _(t):
-    """dy where x > 0, and 0 elsewhere."""
+    """δ_y where x > 0, and 0 elsewhere."""
     t.expect_match(C.relu_backward(t.normal(4, 5), t.normal(4, 5)))
 
 
@@ -444,9 +444,9 @@ def _(t):
     t.expect_match(C.relu_backward(t.normal(3, 6), x))
 
 
-@check("relu_backward", "a (B, T, C) input", 0.5)
+@check("relu_backward", "a (B, N, d) input", 0.5)
 def _(t):
-    """The FFN's activations are (B, T, d_ff)."""
+    """The FFN's activations are (B, N, d_ff)."""
     t.expect_match(C.relu_backward(t.normal(2, 3, 4), t.normal(2, 3, 4)))
 
 
@@ -474,7 +474,7 @@ def _(t):
 
 @check("gelu_backward", "matches the reference on inputs of order one", 2)
 def _(t):
-    """½(1 + tanh u) + ½ x (1 - tanh² u) u′ times dy: where the tanh′ term is largest."""
+    """½(1 + tanh u) + ½ x (1 - tanh² u) u′ times δ_y: where the tanh′ term is largest."""
     t.expect_match(C.gelu_backward(t.normal(4, 6), t.normal(4, 6, scale=1.5)))
 
 
@@ -486,9 +486,9 @@ def _(t):
     t.expect_match(C.gelu_backward(t.normal(12), x))
 
 
-@check("gelu_backward", "a (B, T, C) input", 0.5)
+@check("gelu_backward", "a (B, N, d) input", 0.5)
 def _(t):
-    """The FFN's activations are (B, T, d_ff)."""
+    """The FFN's activations are (B, N, d_ff)."""
     t.expect_match(C.gelu_backward(t.normal(2, 3, 4), t.normal(2, 3, 4, scale=2.0)))
 
 
@@ -524,20 +524,20 @@ def _(t):
 
 @check("layer_norm_backward", "dx: rows with different means and scales, gamma != 1", 3)
 def _(t):
-    """dx = (g - mean(g) - x̂ mean(g x̂)) / σ with g = dy γ: the two mean terms are the gradient
+    """δ_x = (g - mean(g) - x̂ mean(g x̂)) / σ with g = δ_y γ: the two mean terms are the gradient
     through μ and σ, which every entry of the row shares."""
     t.expect_items(C.layer_norm_backward(*ln_case(t, 4)), [0])
 
 
 @check("layer_norm_backward", "dgamma and dbeta", 2)
 def _(t):
-    """dγ = Σ dy x̂ and dβ = Σ dy over positions."""
+    """δ_γ = Σ δ_y x̂ and δ_β = Σ δ_y over positions."""
     t.expect_items(C.layer_norm_backward(*ln_case(t, 5)), [1, 2])
 
 
-@check("layer_norm_backward", "a (B, T, C) input: all three gradients", 2.5)
+@check("layer_norm_backward", "a (B, N, d) input: all three gradients", 2.5)
 def _(t):
-    """dγ and dβ sum over both B and T."""
+    """δ_γ and δ_β sum over both B and N."""
     t.expect_match(C.layer_norm_backward(*ln_case(t, 2, 3)))
 
 
@@ -556,14 +556,14 @@ def _(t):
 
 
 @check("layer_norm_backward", "accepts float32 inputs", 1, tol=FLOAT32,
-       needs='a (B, T, C) input: all three gradients')
+       needs='a (B, N, d) input: all three gradients')
 def _(t):
     """The model trains in float32."""
     t.expect_float32_close(C.layer_norm_backward, *ln_case(t, 2, 3))
 
 
 @check("layer_norm_backward", "does not modify dy, x or gamma", 1, tol=None,
-       needs='a (B, T, C) input: all three gradients')
+       needs='a (B, N, d) input: all three gradients')
 def _(t):
     """Centring x in place would change the residual stream the caller keeps."""
     t.expect_inputs_unchanged(C.layer_norm_backward(*ln_case(t, 3)))
@@ -580,7 +580,7 @@ def several_heads(t):
     return C.attention_backward(*attention_case(t, 2, 5, 12, 3, scale=1.5))
 
 
-@check("attention_backward", "returns dx (B, T, C) and four (C, C) weight gradients", 0.5, tol=None)
+@check("attention_backward", "returns dx (B, N, d) and four (d, d) weight gradients", 0.5, tol=None)
 def _(t):
     """The gradient of every input: x and the four projections."""
     got = t.student(C.attention_backward(*attention_case(t, 2, 3, 6, 2)))
@@ -589,56 +589,56 @@ def _(t):
 
 @check("attention_backward", "one head, one sequence", 2)
 def _(t):
-    """B = 1, T = 5, C = 4: all five gradients of causal attention."""
+    """B = 1, N = 5, d = 4: all five gradients of causal attention."""
     t.expect_match(C.attention_backward(*attention_case(t, 1, 5, 4, 1, scale=1.5)))
 
 
 @check("attention_backward", "dW_O: the output projection", 1.5)
 def _(t):
-    """dW_O = concat(heads)ᵀ dO, with the heads concatenated in their column blocks."""
+    """The gradient of W_O is concat(heads)ᵀ δ_O, with the heads concatenated in their column blocks."""
     t.expect_items(several_heads(t), [4])
 
 
-@check("attention_backward", "dW_V: back through the weighted sum A V", 1.5)
+@check("attention_backward", "dW_V: back through the weighted sum α V", 1.5)
 def _(t):
-    """dV = Aᵀ d(head) per head, then dW_V = Xᵀ dV."""
+    """δ_V = αᵀ δ_head per head, then W_V's gradient is Xᵀ δ_V."""
     t.expect_items(several_heads(t), [3])
 
 
 @check("attention_backward", "dW_Q and dW_K: back through the softmax and the 1/√d_k scale", 2.5)
 def _(t):
-    """dS = A ⊙ (dA - rowsum(A ⊙ dA)), dQ = dS K/√d_k, dK = dSᵀ Q/√d_k, with d_k the width of
+    """δ_S = α ⊙ (δ_α - rowsum(α ⊙ δ_α)), δ_Q = δ_S K/√d_k, δ_K = δ_Sᵀ Q/√d_k, with d_k the width of
     one head."""
     t.expect_items(several_heads(t), [1, 2])
 
 
 @check("attention_backward", "dx: the sum of the paths through Q, K and V", 2)
 def _(t):
-    """X feeds all three projections: dx = dQ W_Qᵀ + dK W_Kᵀ + dV W_Vᵀ."""
+    """X feeds all three projections: δ_X = δ_Q W_Qᵀ + δ_K W_Kᵀ + δ_V W_Vᵀ."""
     t.expect_items(several_heads(t), [0])
 
 
-@check("attention_backward", "a single position (T = 1)", 1)
+@check("attention_backward", "a single position (N = 1)", 1)
 def _(t):
     """One token attends only to itself: no gradient flows through its softmax."""
     t.expect_match(C.attention_backward(*attention_case(t, 2, 1, 6, 2)))
 
 
-@check("attention_backward", "another configuration: B = 3, T = 4, C = 8, 4 heads", 2)
+@check("attention_backward", "another configuration: B = 3, N = 4, d = 8, A = 4", 2)
 def _(t):
     """Nothing may depend on a particular size; d_k = 2."""
     t.expect_match(C.attention_backward(*attention_case(t, 3, 4, 8, 4, scale=1.5)))
 
 
 @check("attention_backward", "accepts float32 inputs", 0.5, tol=FLOAT32,
-       needs='another configuration: B = 3, T = 4, C = 8, 4 heads')
+       needs='another configuration: B = 3, N = 4, d = 8, A = 4')
 def _(t):
     """The model trains in float32."""
     t.expect_float32_close(C.attention_backward, *attention_case(t, 2, 4, 6, 2))
 
 
 @check("attention_backward", "does not modify dout, x or the weights", 0.5, tol=None,
-       needs='another configuration: B = 3, T = 4, C = 8, 4 heads')
+       needs='another configuration: B = 3, N = 4, d = 8, A = 4')
 def _(t):
     """The weights are parameters; the optimiser updates them after the backward pass."""
     t.expect_inputs_unchanged(C.attention_backward(*attention_case(t, 1, 4, 6, 2)))
@@ -654,15 +654,15 @@ def embedding_case(t, B, T, C_, V, lookup=True, head=True):
     return d_x, d_logits, ids, t.normal(B, T, C_)
 
 
-@check("embedding_backward", "returns a float array of shape (V, C)", 0.5, tol=None)
+@check("embedding_backward", "returns a float array of shape (V, d)", 0.5, tol=None)
 def _(t):
     """dE has the shape of E."""
     t.expect_array(t.student(C.embedding_backward(*embedding_case(t, 2, 3, 4, 7))), (7, 4))
 
 
-@check("embedding_backward", "the head's term alone: d(u)ᵀ h over all positions", 1)
+@check("embedding_backward", "the head's term alone: δ_uᵀ h over all positions", 1)
 def _(t):
-    """u = h Eᵀ, so E receives Σ_t d(u_t)ᵀ h_t; here the lookup's gradient is zero."""
+    """u = h Eᵀ, so E receives δ_uᵀ h, summed over all positions; here the lookup's gradient is zero."""
     t.expect_match(C.embedding_backward(*embedding_case(t, 2, 4, 3, 6, lookup=False)))
 
 
@@ -940,7 +940,7 @@ def softmax_weights(t, B, H, T, scale=2.0):
     return C.causal_softmax(t.normal(B, H, T, T, scale=scale))
 
 
-@check("attention_entropy", "returns one value per head, shape (H,)", 0.25, tol=None)
+@check("attention_entropy", "returns one value per head, shape (A,)", 0.25, tol=None)
 def _(t):
     """Averaged over the sequences and the query positions."""
     t.expect_array(t.student(C.attention_entropy(softmax_weights(t, 2, 3, 4))), (3,))
@@ -961,7 +961,7 @@ def _(t):
 
 @check("attention_entropy", "softmax weights with exact zeros above the diagonal", 1)
 def _(t):
-    """-Σ_j a_ij log2 a_ij per row, averaged over B and the T queries, never nan."""
+    """-Σ_j α_ij log2 α_ij per row, averaged over B and the N queries, never nan."""
     t.expect_match(C.attention_entropy(softmax_weights(t, 2, 3, 5)))
 
 

@@ -41,17 +41,17 @@ CASES = {
         ("the last window that fits", C.get_batch(_STREAM, np.array([8]), 2, 4, 1)),
     ],
     "cross_entropy": [
-        ("B = 2, V = 4", C.cross_entropy(_r(2, 4), np.array([1, 3]))),
+        ("N = 2, V = 4", C.cross_entropy(_r(2, 4), np.array([1, 3]))),
         ("uniform logits give ln 3", C.cross_entropy(np.zeros((2, 3)), np.array([0, 2]))),
         ("logits near 1000 (stability)", C.cross_entropy(np.array([[1000.0, 1001.0, 999.0]]), np.array([2]))),
     ],
     "cross_entropy_backward": [
-        ("B = 2, V = 4", C.cross_entropy_backward(_r(2, 4), np.array([1, 3]))),
-        ("(B, T, V) = (1, 2, 3): divided by B·T", C.cross_entropy_backward(_r(1, 2, 3), np.array([[0, 2]]))),
+        ("N = 2, V = 4", C.cross_entropy_backward(_r(2, 4), np.array([1, 3]))),
+        ("(B, N, V) = (1, 2, 3): divided by BN", C.cross_entropy_backward(_r(1, 2, 3), np.array([[0, 2]]))),
     ],
     "linear_backward": [
         ("N = 3, 2 -> 4", C.linear_backward(_r(3, 4), _r(3, 2), _r(2, 4))),
-        ("(B, T) = (2, 2), 3 -> 2", C.linear_backward(_r(2, 2, 2), _r(2, 2, 3), _r(3, 2))),
+        ("(B, N) = (2, 2), 3 -> 2", C.linear_backward(_r(2, 2, 2), _r(2, 2, 3), _r(3, 2))),
     ],
     "relu_backward": [
         ("mixed signs", C.relu_backward(_r(2, 3), np.array([[-1.0, 0.5, 2.0], [0.3, -0.2, -3.0]]))),
@@ -67,9 +67,9 @@ CASES = {
                                              eps=0.5)),
     ],
     "attention_backward": [
-        ("B = 1, T = 3, C = 4, 2 heads", C.attention_backward(
+        ("B = 1, N = 3, d = 4, 2 heads", C.attention_backward(
             _r(1, 3, 4), _r(1, 3, 4), tuple(_r(4, 4, scale=0.5) for _ in range(4)), 2)),
-        ("B = 2, T = 2, C = 3, one head", C.attention_backward(
+        ("B = 2, N = 2, d = 3, one head", C.attention_backward(
             _r(2, 2, 3), _r(2, 2, 3), tuple(_r(3, 3, scale=0.5) for _ in range(4)), 1)),
     ],
     "embedding_backward": [
