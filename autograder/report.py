@@ -99,11 +99,11 @@ def mistakes(everyone: list, suite) -> list:
 
 
 def needs_a_human(everyone: list) -> list:
-    """Submissions with parts not fully run, tampering, unreadable, missing or internal errors, or
-    notes (written answers waiting for a grader are routine, not a problem)."""
+    """Submissions with parts not fully run, tampering, unreadable, missing or internal errors,
+    written answers to grade, or notes."""
     rows = []
     for r in everyone:
-        reasons = [p for p in r.problems() if not p.startswith("to grade by hand")]
+        reasons = r.problems()
         details = [d for d in r.tampering + r.cells + r.notes if not any(d in reason for reason in reasons)]
         if reasons or details:
             rows.append({"student": r.student, "status": r.status, "reasons": reasons, "details": details})

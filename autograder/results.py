@@ -81,7 +81,8 @@ class Result:
         pending = [name for name, cell in self.hand_graded().items()
                    if cell["needs_manual_grade"] and cell["manual_score"] is None]
         if pending:
-            found.append(f"to grade by hand: {', '.join(sorted(pending))}")
+            found.append(f"to grade by hand: {', '.join(sorted(pending))}" if len(pending) <= 3
+                         else f"to grade by hand: {len(pending)} written answers")
         return found
 
 

@@ -18,11 +18,13 @@ a third correct and the rest with one realistic mistake each, taken in turn from
 bank (tests/mutants/<lab package>). `stubs` is 40 % correct, 40 % with one mistake, 20 %
 untouched stubs (which grade in no time).
 
-Agreement, per student and part: nbgrader runs the same hidden suite inside the notebook, so its
-score equals ours, except that a failing visible check zeroes the whole test cell. Such a zero
-is expected when our grader also found the part wrong, or when an earlier part is wrong (the
-visible checks use the student's own earlier parts: the double penalty our grader avoids).
-Anything else is a disagreement, and so is any difference between `--jobs 1` and `--jobs 2`.
+Agreement, per student and part: nbgrader runs the same hidden suite inside the notebook, on the
+fixed inputs (`attnlab grade` salts them per submission, so a part that loses points may lose a
+different number of them). Its verdict (full marks or not) equals ours, except that a failing
+visible check zeroes the whole test cell. Such a zero is expected when our grader also found the
+part wrong, or when an earlier part is wrong (the visible checks use the student's own earlier
+parts: the double penalty our grader avoids). Anything else is a disagreement, and so is any
+difference between `--jobs 1` and `--jobs 2` (which share the course secret, hence the salts).
 
     python benchmarks/grading_throughput.py [--lab lab05_transformers] [--n 36] [--mix full|stubs]
 """
@@ -51,6 +53,8 @@ from autograder.course import scripts_on_path  # noqa: E402
 BIN = Path(sys.executable).parent
 LABS = tuple(labs.assignments())
 _PR_SET_CHILD_SUBREAPER = 36
+# plain nbgrader, deliberately unsandboxed: the course refuses it unless the exporter is reset
+NBGRADER = [str(BIN / "nbgrader"), "autograde", "--Autograde.exporter_class=nbconvert.exporters.NotebookExporter"]
 
 # Run `attnlab grade` and report its own CPU seconds (the main process only) on stderr's last line.
 GRADE = """import json, resource, sys
@@ -106,6 +110,11 @@ def make_course(where: Path, lab: str) -> Path:
                           capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"nbgrader generate_assignment failed:\n{done.stderr[-3000:]}")
+    try:                                   # one course secret for every copy: the same salts
+        from autograder.secret import course_secret
+        course_secret(where)
+    except ImportError:                    # a version of attnlab without salted inputs
+        pass
     return where
 
 
@@ -210,7 +219,7 @@ def theirs(course: Path, lab: str, students) -> dict:
 
 
 def compare(a: dict, b: dict, points: dict) -> tuple:
-    same = double_penalty = 0
+    same = other_partial = double_penalty = 0
     disagreements = []
     order = list(points)
     for student, parts in a.items():
@@ -221,9 +230,11 @@ def compare(a: dict, b: dict, points: dict) -> tuple:
                 same += 1
             elif other == 0 and (score < points[name] or earlier_wrong):
                 double_penalty += 1
+            elif other is not None and score < points[name] and other < points[name]:
+                other_partial += 1
             else:
                 disagreements.append((student, name, score, other))
-    return same, double_penalty, disagreements
+    return same, other_partial, double_penalty, disagreements
 
 
 def percentile(values: list, q: float) -> float:
@@ -254,7 +265,7 @@ def main() -> int:
                 startup = attnlab(course, lab, 1, force=False)   # nothing to grade: start-up and class files
         if not args.skip_nbgrader:
             course = submit(shutil.copytree(base, Path(tmp) / "nbgrader", symlinks=True), lab, submissions)
-            runs["nbgrader autograde"] = measured([str(BIN / "nbgrader"), "autograde", lab], course)
+            runs["nbgrader autograde"] = measured(NBGRADER + [lab], course)
             nbgrader_scores = theirs(course, lab, graded[2])
     return report(lab, kinds, runs, startup, graded, nbgrader_scores, points)
 
@@ -287,10 +298,11 @@ def report(lab: str, kinds: dict, runs: dict, startup: dict, graded: dict, nbgra
               f"{theirs_run['cpu'] / two['cpu']:.1f}x CPU; nbgrader / --jobs 1: {theirs_run['wall'] / one['wall']:.1f}x wall")
     disagreements = [(s, "jobs 1 vs 2", graded[1].get(s), p) for s, p in graded[2].items() if graded[1].get(s) != p]
     if nbgrader_scores is not None:
-        same, double_penalty, other = compare(graded[2], nbgrader_scores, points)
+        same, other_partial, double_penalty, other = compare(graded[2], nbgrader_scores, points)
         disagreements += other
-        print(f"verdicts per part: {same} identical, {double_penalty} zeroed by nbgrader for a mistake in the "
-              f"part or an earlier part (double penalty), {len(other)} disagreements")
+        print(f"verdicts per part: {same} identical scores, {other_partial} wrong in both with other partial "
+              f"credit (other hidden inputs), {double_penalty} zeroed by nbgrader for a mistake in the part or an "
+              f"earlier part (double penalty), {len(other)} disagreements")
     print(f"--jobs 1 and --jobs 2 verdicts identical: {graded[1] == graded[2]}")
     totals = {kind: sorted({sum(p.values()) for s, p in graded[2].items() if s.endswith(kind)})
               for kind in ("correct", "stub")}

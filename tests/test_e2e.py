@@ -241,15 +241,17 @@ def test_feedback_page_shows_scores_and_diagnoses_but_no_hidden_tests(page, lab,
     result = json.loads((course / "autograded" / "ben" / ASSIGNMENT / "results.json").read_text())
     page.goto(f"{lab}/files/feedback/ben/{ASSIGNMENT}/{ASSIGNMENT}.html?token={TOKEN}")
     checks = page.get_by_test_id("check")
-    assert checks.count() == len(result["tests"]) == sum(len(p.checks) for p in SUITE.parts.values())
-    for row, test in zip(checks.all(), result["tests"]):
+    tests = [t for t in result["tests"] if "manual" not in t["tags"]]     # the rest are graded by hand
+    assert checks.count() == len(tests) == sum(len(p.checks) for p in SUITE.parts.values())
+    for row, test in zip(checks.all(), tests):
         shown = f"{points(test['score'])} / {points(test['max_score'])}"
         assert re.search(rf"{re.escape(shown)}\s*$", row.inner_text()), (test["name"], shown)
     diagnoses = page.get_by_test_id("diagnosis").all_inner_texts()
-    assert len(diagnoses) == sum(t["status"] == "failed" for t in result["tests"]) == 6
+    assert len(diagnoses) == sum("Likely cause:" in t["output"] for t in tests) >= 2
     assert any("no maximum is subtracted" in d for d in diagnoses)
     assert any("divided by d_k instead of √d_k" in d for d in diagnoses)
-    assert page.get_by_test_id("total").inner_text() == f"{points(result['score'])} / 100"
+    total = f"{points(result['score'])} / {points(result['extra_data']['max_score'])}"
+    assert page.get_by_test_id("total").inner_text() == total
     html = page.content()
     assert "hidden_tests" not in html and "HIDDEN TESTS" not in html
     page.screenshot(path=ARTIFACTS / "feedback-page.png", full_page=True)
@@ -261,8 +263,8 @@ def test_class_report_renders_with_its_plots(page, demo):
     plots = page.get_by_test_id("plot")
     assert plots.count() == 4
     assert all(plots.evaluate_all("imgs => imgs.map(i => i.complete && i.naturalWidth > 300)"))
-    humans = page.get_by_test_id("human")
-    assert [h.get_attribute("data-student") for h in humans.all()] == ["eli", "fay", "gus", "hana"]
+    humans = {h.get_attribute("data-student"): h.inner_text() for h in page.get_by_test_id("human").all()}
+    assert {"eli", "fay", "gus", "hana"} <= set(humans) and "to grade by hand" in humans["ada"]
     page.screenshot(path=ARTIFACTS / "class-report.png", full_page=True)
 
 

@@ -109,6 +109,6 @@ def test_a_manual_score_and_comment_reach_grades_csv_and_the_feedback(page, serv
     row = grades(course)["ben"]
     assert row["softmax"] == "7" and float(row["score"]) == before - 5.5 + 7
     page.goto(f"{server}/files/feedback/ben/{ASSIGNMENT}/{ASSIGNMENT}.html")
-    assert page.get_by_test_id("total").inner_text() == f"{before - 5.5 + 7:g} / 100"
+    assert page.get_by_test_id("total").inner_text() == f"{before - 5.5 + 7:g} / {row['max_score']}"
     assert "Subtract the row maximum first." in page.get_by_test_id("comment").first.inner_text()
     page.screenshot(path=ARTIFACTS / "feedback-after-manual-grading.png", full_page=True)

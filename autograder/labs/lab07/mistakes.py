@@ -58,37 +58,44 @@ def _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_q=True, rotate_k=True, rot
 
 # --------------------------------------------------------------------------- rope_frequencies
 
-@mistake("rope_frequencies", "the exponent is -m/d_k: theta_m = base^(-2m/d_k), the 2 counts the two "
-         "dimensions of each pair")
+@mistake("rope_frequencies", "the exponent lacks its factor 2: theta_m = base^(-2m/d_k), the 2 counts the "
+         "two dimensions of each pair",
+         fix="base ** (-np.arange(0, d_k, 2) / d_k)")
 def exponent_without_two(d_k, base=10000.0):
     return base ** (-np.arange(d_k // 2) / d_k)
 
 
-@mistake("rope_frequencies", "the exponents run from 0 to exactly -1 (linspace): they are -2m/d_k, so the "
-         "last pair stops short of 1/base")
+@mistake("rope_frequencies", "the exponents are spread evenly from 0 to exactly -1: they are -2m/d_k, so "
+         "the last pair stops short of 1/base",
+         fix="base ** (-np.arange(0, d_k, 2) / d_k) instead of np.linspace(0, 1, d_k // 2)")
 def exponent_to_one(d_k, base=10000.0):
     return base ** (-np.linspace(0, 1, d_k // 2))
 
 
 @mistake("rope_frequencies", "one frequency per dimension (d_k of them): RoPE has one per pair of "
-         "dimensions, d_k/2 in all")
+         "dimensions, d_k/2 in all",
+         fix="m counts pairs: base ** (-np.arange(0, d_k, 2) / d_k) has d_k/2 entries")
 def one_per_dimension(d_k, base=10000.0):
     return base ** (-np.arange(d_k) / d_k)
 
 
 @mistake("rope_frequencies", "the exponent is positive: the frequencies must fall from 1 towards 1/base, "
-         "theta_m = base^(-2m/d_k)")
+         "theta_m = base^(-2m/d_k)",
+         fix="base ** (-np.arange(0, d_k, 2) / d_k), with the minus sign")
 def positive_exponent(d_k, base=10000.0):
     return base ** (np.arange(0, d_k, 2) / d_k)
 
 
-@mistake("rope_frequencies", "the exponent is computed with integer division (//), which makes it 0 for "
-         "every pair: divide with /")
+@mistake("rope_frequencies", "the exponent is computed with integer division, which rounds it to 0 for "
+         "every pair: 2m/d_k is a fraction",
+         fix="divide with / instead of //: -np.arange(0, d_k, 2) / d_k")
 def integer_division(d_k, base=10000.0):
     return np.ones(d_k // 2)
 
 
-@mistake("rope_frequencies", "the base 10000 is fixed in the code: use the `base` argument")
+@mistake("rope_frequencies", "the base is a fixed number in the code: the frequencies must follow the "
+         "`base` argument",
+         fix="base ** (-np.arange(0, d_k, 2) / d_k), with the argument base instead of 10000.0")
 def base_ignored(d_k, base=10000.0):
     return 10000.0 ** (-np.arange(0, d_k, 2) / d_k)
 
@@ -96,13 +103,16 @@ def base_ignored(d_k, base=10000.0):
 # --------------------------------------------------------------------------------- apply_rope
 
 @mistake("apply_rope", "the rotation turns the wrong way (angle -i*theta): the first output of a pair is "
-         "x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos")
+         "x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos",
+         fix="the first output of a pair is even * cos - odd * sin, the second even * sin + odd * cos")
 def turned_backwards(x, positions, base=10000.0):
     return _rotate(x, _angles(positions, x.shape[-1], base), sign=-1.0)
 
 
 @mistake("apply_rope", "dimension m is paired with m + d_k/2 (the 'rotate half' layout); eq. R1 pairs "
-         "neighbours (2m, 2m+1)")
+         "neighbours (2m, 2m+1)",
+         fix="even, odd = x[..., 0::2], x[..., 1::2], with the results written back to out[..., 0::2] and "
+             "out[..., 1::2]")
 def rotate_half(x, positions, base=10000.0):
     half = x.shape[-1] // 2
     angles = _angles(positions, x.shape[-1], base)
@@ -111,13 +121,15 @@ def rotate_half(x, positions, base=10000.0):
                            first * np.sin(angles) + second * np.cos(angles)], axis=-1)
 
 
-@mistake("apply_rope", "the rows are rotated by their index 0, 1, ..., N-1, not by the given positions")
+@mistake("apply_rope", "the rows are rotated by their index 0, 1, ..., N-1, not by the given positions",
+         fix="angles = np.asarray(positions)[:, None] * rope_frequencies(x.shape[-1], base)")
 def index_not_position(x, positions, base=10000.0):
     return _rotate(x, _angles(np.arange(x.shape[-2]), x.shape[-1], base))
 
 
-@mistake("apply_rope", "the second output of each pair has the wrong sign: [[cos, -sin], [-sin, cos]] is "
-         "not a rotation (it stretches vectors); use [[cos, -sin], [sin, cos]]")
+@mistake("apply_rope", "the sine term of the second output of each pair has the wrong sign: that matrix is "
+         "not a rotation (it stretches vectors); a rotation has -sin above the diagonal and +sin below it",
+         fix="the second output of a pair is even * sin + odd * cos")
 def not_a_rotation(x, positions, base=10000.0):
     angles = _angles(positions, x.shape[-1], base)
     even, odd = x[..., 0::2], x[..., 1::2]
@@ -127,19 +139,22 @@ def not_a_rotation(x, positions, base=10000.0):
     return out
 
 
-@mistake("apply_rope", "the frequencies use the exponent -m/d_k instead of -2m/d_k: take them from "
-         "rope_frequencies")
+@mistake("apply_rope", "the frequencies use the exponent -m/d_k instead of -2m/d_k: they are "
+         "rope_frequencies' own",
+         fix="theta = rope_frequencies(x.shape[-1], base)")
 def exponent_without_two_inline(x, positions, base=10000.0):
     return _rotate(x, _angles(positions, x.shape[-1], base, exponent=1.0))
 
 
-@mistake("apply_rope", "the base 10000 is fixed in the code: pass `base` on to rope_frequencies")
+@mistake("apply_rope", "the base is not passed on, so the frequencies are always those of base 10000",
+         fix="theta = rope_frequencies(x.shape[-1], base)")
 def base_ignored_in_rotation(x, positions, base=10000.0):
     return _rotate(x, _angles(positions, x.shape[-1]))
 
 
 @mistake("apply_rope", "the odd outputs are computed from the already rotated even entries: keep the "
-         "original pair (x_2m, x_2m+1) until both outputs are computed")
+         "original pair (x_2m, x_2m+1) until both outputs are computed",
+         fix="read even and odd from x and write both outputs into a new array (np.empty_like(x))")
 def overwritten_pair(x, positions, base=10000.0):
     angles = _angles(positions, x.shape[-1], base)
     out = np.array(x, dtype=float)
@@ -151,43 +166,52 @@ def overwritten_pair(x, positions, base=10000.0):
 # ----------------------------------------------------------------------------- rope_attention
 
 @mistake("rope_attention", "RoPE is applied to the full d-wide queries and keys before the split into "
-         "heads, so each head turns with other frequencies (the per-head-frequency bug of Part 1d): "
-         "split first, then rotate every head with the frequencies of d_k")
+         "heads, so each head turns with other frequencies (the per-head-frequency bug of Part 1d): split "
+         "first, then rotate every head with the frequencies of d_k",
+         fix="q, k, v = split_heads(...) first, then apply_rope(q, np.arange(N)) and apply_rope(k, "
+             "np.arange(N)) on the (B, A, N, d_k) arrays")
 def rotated_before_split(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, full_width=True)
 
 
 @mistake("rope_attention", "the values are rotated too: RoPE turns queries and keys only, values carry "
-         "content")
+         "content",
+         fix="apply_rope to q and k only; v goes into weights @ v unrotated")
 def values_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_v=True)
 
 
 @mistake("rope_attention", "only the queries are rotated: rotate the keys as well, so that the score "
-         "depends on the offset j - i")
+         "depends on the offset j - i",
+         fix="k = apply_rope(k, np.arange(N))")
 def keys_not_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_k=False)
 
 
 @mistake("rope_attention", "only the keys are rotated: rotate the queries as well, so that the score "
-         "depends on the offset j - i")
+         "depends on the offset j - i",
+         fix="q = apply_rope(q, np.arange(N))")
 def queries_not_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_q=False)
 
 
-@mistake("rope_attention", "no rotation at all: the queries and keys of every head must be turned by "
-         "apply_rope at positions 0..N-1")
+@mistake("rope_attention", "no rotation at all: the queries and keys of every head must be turned at "
+         "positions 0..N-1",
+         fix="q = apply_rope(q, np.arange(N)) and k = apply_rope(k, np.arange(N)), after the split "
+             "into heads")
 def not_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_q=False, rotate_k=False)
 
 
-@mistake("rope_attention", "the causal mask is missing: query i may only see keys j <= i (eq. 8.34)")
+@mistake("rope_attention", "the causal mask is missing: query i may only see keys j <= i (eq. 8.34)",
+         fix="scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d_k) + causal_mask(N)")
 def no_mask(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=False)
 
 
-@mistake("rope_attention", "the mask is applied after the softmax: the weights after the diagonal are zeroed "
-         "but the rows no longer sum to 1; add -inf to the scores before the softmax (eq. 8.34)")
+@mistake("rope_attention", "the mask is applied after the softmax: the weights after the diagonal are "
+         "zeroed but the rows no longer sum to 1; mask the scores with -inf before the softmax (eq. 8.34)",
+         fix="weights = softmax(scores + causal_mask(N)), no lower triangle multiplied in afterwards")
 def masked_after_softmax(X, W_Q, W_K, W_V, W_O, n_heads):
     B, N, d = X.shape
     positions = np.arange(N)
@@ -198,8 +222,9 @@ def masked_after_softmax(X, W_Q, W_K, W_V, W_O, n_heads):
     return R.matmul(R.merge_heads(weights @ v), W_O), weights
 
 
-@mistake("rope_attention", "the mask also hides the diagonal, so a query cannot see its own position and the "
-         "first row is all -inf: keep j <= i (np.triu with k=1)")
+@mistake("rope_attention", "the mask also hides the diagonal, so a query cannot see its own position and "
+         "the first row has nothing to attend to: only the keys after the query, j > i, are hidden",
+         fix="np.triu(np.full((N, N), -np.inf), k=1), which is causal_mask(N)")
 def diagonal_masked(X, W_Q, W_K, W_V, W_O, n_heads):
     B, N, d = X.shape
     positions = np.arange(N)
@@ -211,13 +236,15 @@ def diagonal_masked(X, W_Q, W_K, W_V, W_O, n_heads):
     return R.matmul(R.merge_heads(weights @ v), W_O), weights
 
 
-@mistake("rope_attention", "the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head")
+@mistake("rope_attention", "the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head",
+         fix="divide the scores by math.sqrt(d // n_heads)")
 def scaled_by_model_width(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, scale=1 / math.sqrt(X.shape[-1]))
 
 
-@mistake("rope_attention", "the heads are cut with a reshape to (B, A, N, d_k) without a transpose: reshape "
-         "to (B, N, A, d_k), then move the head axis forward")
+@mistake("rope_attention", "the heads are cut by a reshape alone, which mixes positions and heads: split "
+         "the width into heads first, then move the head axis in front of the positions",
+         fix="split_heads(M, n_heads), that is M.reshape(B, N, n_heads, d_k).transpose(0, 2, 1, 3)")
 def heads_by_reshape(X, W_Q, W_K, W_V, W_O, n_heads):
     B, N, d = X.shape
     d_k = d // n_heads
@@ -248,31 +275,37 @@ def _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, q_at=None, k_at=None
 
 
 @mistake("kv_attention_step", "the cached keys are rotated again at every step: they were stored rotated, "
-         "append the new rotated key and leave the old ones as they are")
+         "append the new rotated key and leave the old ones as they are",
+         fix="k_cache = np.concatenate([k_cache, apply_rope(k, np.array([t]))], axis=1), with no "
+             "apply_rope on the old k_cache")
 def cache_rotated_again(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, rotate_cache=True)
 
 
 @mistake("kv_attention_step", "the new key is stored in the cache unrotated: the cache holds rotated keys, "
-         "each turned once at its own position")
+         "each turned once at its own position",
+         fix="k = apply_rope(k, np.array([t])) before np.concatenate([k_cache, k], axis=1)")
 def unrotated_key_stored(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, store_rotated=False)
 
 
 @mistake("kv_attention_step", "the new query and key are rotated at position 0 (or not at all): the new "
-         "token sits at position t = k_cache.shape[1]")
+         "token comes after the t cached ones, at position t",
+         fix="t = k_cache.shape[1]; apply_rope(q, np.array([t])) and apply_rope(k, np.array([t]))")
 def rotated_at_zero(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, q_at=lambda t: 0, k_at=lambda t: 0)
 
 
-@mistake("kv_attention_step", "the new token is rotated at position t + 1: positions count from 0, so after "
-         "t cached tokens the new one is at position t")
+@mistake("kv_attention_step", "the new token is rotated at position t + 1: positions count from 0, so "
+         "after t cached tokens the new one is at position t",
+         fix="positions np.array([t]) with t = k_cache.shape[1], not t + 1")
 def rotated_one_too_far(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, q_at=lambda t: t + 1, k_at=lambda t: t + 1)
 
 
 @mistake("kv_attention_step", "the query is not rotated: rotate both the new query and the new key at "
-         "position t")
+         "position t",
+         fix="q = apply_rope(q, np.array([t]))")
 def query_not_rotated(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     d_k = x.shape[-1] // n_heads
     q = (x @ W_Q).reshape(n_heads, 1, d_k)
@@ -282,12 +315,16 @@ def query_not_rotated(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
 
 
 @mistake("kv_attention_step", "the new token attends only to the cached positions: append its key and "
-         "value first, so that it also sees itself")
+         "value first, so that it also sees itself",
+         fix="k_cache = np.concatenate([k_cache, k], axis=1) (and v_cache likewise) before "
+             "q @ k_cache.transpose(0, 2, 1)")
 def new_token_left_out(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, include_new=False)
 
 
-@mistake("kv_attention_step", "the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one head")
+@mistake("kv_attention_step", "the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one "
+         "head",
+         fix="divide the scores by math.sqrt(d // n_heads)")
 def step_scaled_by_model_width(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, scale=1 / math.sqrt(x.shape[-1]))
 
@@ -295,7 +332,8 @@ def step_scaled_by_model_width(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads)
 # ------------------------------------------------------------------------------------ dropout
 
 @mistake("dropout", "the kept entries are not scaled: inverted dropout divides them by 1 - p, so that the "
-         "expected value stays x")
+         "expected value stays x",
+         fix="np.where(keep, x / (1 - p), 0.0)")
 def not_rescaled(x, p, rng, training=True):
     if not training or p == 0:
         return x.copy()
@@ -303,21 +341,25 @@ def not_rescaled(x, p, rng, training=True):
 
 
 @mistake("dropout", "the kept entries are multiplied by 1 - p: inverted dropout divides by 1 - p during "
-         "training")
+         "training",
+         fix="np.where(keep, x / (1 - p), 0.0)")
 def multiplied_by_keep(x, p, rng, training=True):
     if not training or p == 0:
         return x.copy()
     return np.where(rng.random(x.shape) >= p, x * (1 - p), 0.0)
 
 
-@mistake("dropout", "p is used as the probability of keeping an entry: p is the probability of dropping it")
+@mistake("dropout", "p is used as the probability of keeping an entry: p is the probability of dropping it",
+         fix="keep the entries where rng.random(x.shape) >= p and divide them by 1 - p")
 def p_keeps(x, p, rng, training=True):
     if not training or p == 0:
         return x.copy()
     return np.where(rng.random(x.shape) < p, x / p, 0.0)
 
 
-@mistake("dropout", "entries are dropped at evaluation time too: with training=False, return x unchanged")
+@mistake("dropout", "entries are dropped at evaluation time too: dropout acts during training only, "
+         "evaluation leaves x as it is",
+         fix="if not training, the result is x.copy(), with no mask and no scaling")
 def always_on(x, p, rng, training=True):
     if p == 0:
         return x.copy()
@@ -325,7 +367,8 @@ def always_on(x, p, rng, training=True):
 
 
 @mistake("dropout", "at evaluation x is scaled by 1 - p (plain dropout's correction); inverted dropout "
-         "already scaled during training, so evaluation returns x unchanged")
+         "already scaled during training, so evaluation returns x unchanged",
+         fix="if not training, the result is x.copy(), with no mask and no scaling")
 def scaled_at_evaluation(x, p, rng, training=True):
     if not training:
         return x * (1 - p)
@@ -334,14 +377,18 @@ def scaled_at_evaluation(x, p, rng, training=True):
     return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
 
 
-@mistake("dropout", "the dropout probability is a fixed number in the code: use the argument p")
+@mistake("dropout", "the dropout probability is a fixed number in the code: the rate must follow the "
+         "argument p",
+         fix="keep the entries where rng.random(x.shape) >= p and divide them by 1 - p")
 def fixed_rate(x, p, rng, training=True):
     if not training:
         return x.copy()
     return np.where(rng.random(x.shape) >= 0.1, x / 0.9, 0.0)
 
 
-@mistake("dropout", "one decision is drawn per row (the mask has shape (..., 1)): draw one per entry")
+@mistake("dropout", "one decision is drawn per row, so whole rows are kept or dropped together: every "
+         "entry is decided on its own",
+         fix="rng.random(x.shape), a mask of the shape of x")
 def rows_dropped(x, p, rng, training=True):
     if not training or p == 0:
         return x.copy()
@@ -358,31 +405,36 @@ def _support(weights, log=np.log2, power=2.0, divide_by=None, axis=-1):
     return entropy, support, support / (np.arange(1, N + 1) if divide_by is None else divide_by)
 
 
-@mistake("attention_support", "the entropy is in nats (np.log): use log2, so that 2**H counts positions")
+@mistake("attention_support", "the entropy is in nats (natural logarithm): in bits, so that 2^H counts "
+         "positions",
+         fix="np.log2 instead of np.log")
 def in_nats(weights):
     return _support(weights, log=np.log)
 
 
-@mistake("attention_support", "the support is e**H with H in bits: with bits, the support is 2**H")
+@mistake("attention_support", "the support is e^H with H in bits: with bits, the support is 2^H",
+         fix="2.0 ** entropy (or np.exp2(entropy)) instead of np.exp(entropy)")
 def exp_of_bits(weights):
     return _support(weights, power=math.e)
 
 
 @mistake("attention_support", "the support is divided by N, the window length: query i sees i + 1 "
-         "positions, so divide by i + 1")
+         "positions, so divide by i + 1",
+         fix="support / np.arange(1, weights.shape[-1] + 1)")
 def divided_by_window(weights):
     return _support(weights, divide_by=weights.shape[-1])
 
 
-@mistake("attention_support", "the support is divided by i: query i sees i + 1 positions (0 to i), so divide "
-         "by i + 1")
+@mistake("attention_support", "the support is divided by i: query i sees i + 1 positions (0 to i), so "
+         "divide by i + 1",
+         fix="support / np.arange(1, weights.shape[-1] + 1)")
 def divided_by_index(weights):
     with np.errstate(divide="ignore"):
         return _support(weights, divide_by=np.arange(weights.shape[-1]))
 
 
-@mistake("attention_support", "0 log 0 gives nan: the zero weights must count as 0 (log2 of 1 in their place, "
-         "or np.where)")
+@mistake("attention_support", "0 log 0 gives nan: the zero weights must count as 0 in the entropy",
+         fix="np.log2(np.where(weights > 0, weights, 1.0)), since log2(1) = 0")
 def nan_on_zeros(weights):
     with np.errstate(divide="ignore", invalid="ignore"):
         entropy = -(weights * np.log2(weights)).sum(axis=-1)
@@ -390,7 +442,8 @@ def nan_on_zeros(weights):
     return entropy, support, support / np.arange(1, weights.shape[-1] + 1)
 
 
-@mistake("attention_support", "the minus sign of the entropy is missing: H = -sum a log2 a is at least 0")
+@mistake("attention_support", "the minus sign of the entropy is missing: H = -sum a log2 a is at least 0",
+         fix="entropy = -(weights * logs).sum(axis=-1)")
 def sign_missing(weights):
     safe = np.where(weights > 0, weights, 1.0)
     entropy = (weights * np.log2(safe)).sum(axis=-1)
@@ -398,7 +451,8 @@ def sign_missing(weights):
     return entropy, support, support / np.arange(1, weights.shape[-1] + 1)
 
 
-@mistake("attention_support", "the entropy sums over the queries (axis -2): each row, one query's "
-         "distribution over the keys, has its own entropy (sum over axis -1)")
+@mistake("attention_support", "the entropy sums over the queries: each row, one query's distribution over "
+         "the keys, has its own entropy",
+         fix="sum over the keys, the last axis: .sum(axis=-1)")
 def summed_over_queries(weights):
     return _support(weights, axis=-2)

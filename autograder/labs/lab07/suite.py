@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ...checks import EXACT, FLOAT32, FLOAT64, Suite
+from ...checks import EXACT, FLOAT32, FLOAT64, FOREIGN_RNG, IN_PLACE, Suite
 from ...compare import mismatch
 from . import calls as C
 from . import reference
@@ -343,9 +343,9 @@ def _(t):
     expect_dropout_values(t, x, first, 0.5)
     if not np.array_equal(first, again):
         t.fail("two generators made from the same seed gave different masks: draw with the `rng` you "
-               "are given, never with np.random")
+               "are given, never with np.random", cause=FOREIGN_RNG)
     if np.array_equal(first, other):
-        t.fail("two different seeds gave the same mask: draw with the `rng` you are given")
+        t.fail("two different seeds gave the same mask: draw with the `rng` you are given", cause=FOREIGN_RNG)
 
 
 @check("dropout", "does not modify x", 1, tol=None)
@@ -355,7 +355,7 @@ def _(t):
     call = C.dropout(x, 0.5, 5)
     got, given = t.student_with_inputs(call)
     if not np.array_equal(given[0], x):
-        t.fail(f"{call.describe()} modified x in place; compute into a new array instead")
+        t.fail(f"{call.describe()} modified x in place; compute into a new array instead", cause=IN_PLACE)
     t.expect_array(got, x.shape)
     expect_dropout_values(t, x, got, 0.5)
 

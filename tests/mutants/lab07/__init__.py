@@ -3,9 +3,9 @@
 Each graded name has a module exporting `PART`, `WRONG` and `CORRECT`: lists of `Mutant`s whose
 `code` is a whole answer cell, as a student would submit it. A wrong mutant's `diagnosis` is
 the key of the catalogued mistake (autograder/labs/lab07/mistakes.py) it should be diagnosed
-as, or None when the mistake cannot be recognised from outputs (in-place updates, the global
-random generator, a float64 result for float32 input); the check's own message then has to
-explain it. The helpers are Lab 05's (tests/mutants).
+as, or of a cause the checks name themselves (`in_place`, `foreign_rng`, `no_return`:
+autograder/checks.py GENERIC), or None when nothing names it (a float64 result for float32
+input); the check's own message then has to explain it. The helpers are Lab 05's (tests/mutants).
 """
 from mutants import Mutant, correct, wrong
 

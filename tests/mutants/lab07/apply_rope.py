@@ -56,11 +56,21 @@ WRONG = [
         theta="    theta = base ** (-np.arange(x.shape[-1] // 2) / x.shape[-1])\n")),
     wrong(PART, "base_not_passed", "base_ignored_in_rotation", variant(
         theta="    theta = rope_frequencies(x.shape[-1])\n")),
-    wrong(PART, "written_in_place", "overwritten_pair", '''
+    wrong(PART, "odd_from_rotated_even", "overwritten_pair", '''
         def apply_rope(x, positions, base=10000.0):
             angles = np.asarray(positions)[:, None] * rope_frequencies(x.shape[-1], base)
-            x[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
-            x[..., 1::2] = x[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
+            out = x.copy()
+            out[..., 0::2] = out[..., 0::2] * np.cos(angles) - out[..., 1::2] * np.sin(angles)
+            out[..., 1::2] = out[..., 0::2] * np.sin(angles) + out[..., 1::2] * np.cos(angles)
+            return out
+    '''),
+    wrong(PART, "written_in_place", "in_place", '''
+        def apply_rope(x, positions, base=10000.0):
+            angles = np.asarray(positions)[:, None] * rope_frequencies(x.shape[-1], base)
+            cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+            even, odd = x[..., 0::2].copy(), x[..., 1::2].copy()
+            x[..., 0::2] = even * cos - odd * sin
+            x[..., 1::2] = even * sin + odd * cos
             return x
     '''),
     wrong(PART, "float64_result", None, variant(

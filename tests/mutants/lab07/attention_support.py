@@ -50,7 +50,7 @@ WRONG = [
             H = -(weights * logs).sum(axis=-2)
             return H, 2 ** H, 2 ** H / np.arange(1, weights.shape[-1] + 1)
     '''),
-    wrong(PART, "zeros_replaced_in_place", None, '''
+    wrong(PART, "zeros_replaced_in_place", "in_place", '''
         def attention_support(weights):
             weights[weights == 0] = 1.0
             H = -(weights * np.log2(weights)).sum(axis=-1)

@@ -56,14 +56,14 @@ WRONG = [
             keep = rng.random(x.shape) >= RATE
             return np.where(keep, x / (1 - RATE), 0.0)
     '''),
-    wrong(PART, "global_generator", None, '''
+    wrong(PART, "global_generator", "foreign_rng", '''
         def dropout(x, p, rng, training=True):
             if not training or p == 0:
                 return x.copy()
             mask = np.random.rand(*x.shape) > p
             return x * mask / (1 - p)
     '''),
-    wrong(PART, "in_place", None, '''
+    wrong(PART, "in_place", "in_place", '''
         def dropout(x, p, rng, training=True):
             if not training or p == 0:
                 return x

@@ -1,0 +1,48 @@
+"""The command line: every error is one clear line, limits are validated, every option has help."""
+import argparse
+
+import pytest
+
+from autograder import __version__, cli
+from conftest import ASSIGNMENT, ROOT, run_tool
+
+
+def one_line_error(out, *words):
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
+    for word in words:
+        assert word in out.stderr, (word, out.stderr)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["grade", ASSIGNMENT, "--memory", "0"], ["--memory", "at least"]),
+    (["grade", ASSIGNMENT, "--call-timeout", "-1"], ["--call-timeout", "positive"]),
+    (["grade", ASSIGNMENT, "--cell-timeout", "nan"], ["--cell-timeout", "positive"]),
+    (["grade", ASSIGNMENT, "--jobs", "-3"], ["--jobs", "positive"]),
+    (["gradescope", ASSIGNMENT, "--submission-timeout", "0"], ["--submission-timeout"]),
+    (["grade"], ["assignment"]),
+])
+def test_bad_options_are_refused_in_one_line(tmp_path, args, words):
+    one_line_error(run_tool("attnlab", *args, cwd=tmp_path, check=False), *words)
+
+
+def test_commands_outside_a_checkout_say_so_in_one_line(tmp_path):
+    one_line_error(run_tool("attnlab", "sync", cwd=tmp_path, check=False), "not an AttnLab checkout")
+    one_line_error(run_tool("attnlab", "demo", cwd=tmp_path, check=False), "not an AttnLab checkout")
+    one_line_error(run_tool("attnlab", "gradescope-run", "--root", str(tmp_path / "missing"), cwd=tmp_path,
+                            check=False), "not a Gradescope autograder folder")
+    one_line_error(run_tool("attnlab", "grade", ASSIGNMENT, cwd=tmp_path, check=False),
+                   "not an nbgrader course directory")
+
+
+def test_unknown_student_is_refused(course):
+    one_line_error(run_tool("attnlab", "grade", ASSIGNMENT, "--student", "nobody-here", cwd=course, check=False),
+                   "unknown student(s) nobody-here")
+
+
+def test_version_and_help_on_every_option():
+    assert run_tool("attnlab", "--version", cwd=ROOT).stdout.strip() == f"attnlab {__version__}"
+    parser = cli._parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in subparsers.choices.items():
+        for action in sub._actions:
+            assert action.help, (name, action.dest)
