@@ -9,8 +9,8 @@ same case has failed `FIX_AFTER` times in a row, also the mistake's exact fix. T
 only this message and the student's own frames, never a frame of this helper. It holds no
 reference code: only the visible inputs, the expected outputs and the mistakes' outputs on them.
 
-This module is copied, with `compare` and `invoke`, into the helper that ships next to each
-lab notebook (`attnlab sync` writes it); it needs only NumPy.
+This module is copied, with `compare`, `invoke` and `visible_data`, into the helper that ships
+next to each lab notebook (`attnlab sync` writes it, and its data files); it needs only NumPy.
 """
 import sys
 import traceback
@@ -153,11 +153,7 @@ def _overflowed(value):
 
 def _own_frames(exc) -> list:
     """The frames of the student's code in an exception's traceback (not this helper's)."""
-    try:
-        here = __file__
-    except NameError:   # the helper's code run with exec
-        here = None
-    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != here]
+    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
 
 
 def _property(calls, namespace, not_reproducible, ignores_rng) -> str | None:

@@ -80,7 +80,7 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment):
     assert secret
     public = "\n".join(public)
     for path in (ROOT / "assignments" / assignment).rglob("*"):
-        if path.is_file() and path.suffix in (".ipynb", ".py", ".md"):
+        if path.is_file() and path.suffix in (".ipynb", ".py", ".md", ".json"):
             text = path.read_text()
             assert not re.search(r"BEGIN SOLUTION|END SOLUTION|HIDDEN TESTS|hidden_tests", text), path
             leaked = [line for line in set(secret) if text.count(line) > public.count(line)]
