@@ -85,6 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     _course_option(rp)
 
     d = commands.add_parser("demo", help="grade the bundled example class end to end in a fresh course")
+    d.add_argument("--lab", default="lab05_transformers", metavar="ASSIGNMENT", choices=labs.assignments(),
+                   help=f"the lab to demonstrate, one of {', '.join(labs.assignments())} (default lab05_transformers)")
     d.add_argument("--dir", help="build the course here (default: a new temporary directory)")
     d.add_argument("--jobs", type=_positive(int), default=None, metavar="N",
                    help="parallel workers (default: the number of cores)")
@@ -177,11 +179,11 @@ def _demo(args) -> int:
     repo = _checkout(Path.cwd())
     dest = Path(args.dir or tempfile.mkdtemp(prefix="attnlab-demo-")).resolve()
     print(f"building an example course in {dest} ...")
-    course, batch, pages, page = demo.run(repo, dest, _sandbox_mode(args.sandbox), args.jobs)
+    course, batch, pages, page = demo.run(repo, dest, _sandbox_mode(args.sandbox), args.jobs, assignment=args.lab)
     print(table(batch.results))
     print(f"\ngraded {len(batch.graded)} submissions in {batch.seconds:.1f} s with {batch.jobs} workers")
     print(f"grades table:    {course.root / 'grades.csv'}")
-    print(f"feedback pages:  {course.path('feedback', '<student>', demo.ASSIGNMENT) / (demo.ASSIGNMENT + '.html')}"
+    print(f"feedback pages:  {course.path('feedback', '<student>', args.lab) / (args.lab + '.html')}"
           f"  ({len(pages)} written)")
     print(f"class report:    {page}")
     return 0

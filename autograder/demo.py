@@ -12,25 +12,25 @@ from .sandbox import Limits
 ASSIGNMENT = "lab05_transformers"
 
 
-def new_course(repo: Path, dest: Path) -> Path:
-    """A course directory with this repository's lab and the assignment released."""
+def new_course(repo: Path, dest: Path, assignment: str = ASSIGNMENT) -> Path:
+    """A course directory with this repository's labs and `assignment` released."""
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(repo / "nbgrader_config.py", dest)
     for name in ("source", "assignments", "solutions"):
         shutil.copytree(repo / name, dest / name, dirs_exist_ok=True)
     scripts_on_path()
     nbgrader = Path(sys.executable).parent / "nbgrader"
-    done = subprocess.run([str(nbgrader), "generate_assignment", ASSIGNMENT, "--force"], cwd=dest,
+    done = subprocess.run([str(nbgrader), "generate_assignment", assignment, "--force"], cwd=dest,
                           capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"nbgrader generate_assignment failed in {dest}:\n{done.stderr[-3000:]}")
     return dest
 
 
-def build_course(repo: Path, dest: Path) -> Path:
+def build_course(repo: Path, dest: Path, assignment: str = ASSIGNMENT) -> Path:
     """A new course with the example class enrolled and its submissions collected."""
-    course = open_course(new_course(repo, dest))
-    submissions = examples.example_class(course.root, ASSIGNMENT)
+    course = open_course(new_course(repo, dest, assignment))
+    submissions = examples.example_class(course.root, assignment)
     with course.gradebook() as gb:
         for student in submissions:
             gb.update_or_create_student(student, first_name=student.title(), last_name="Example")
@@ -38,15 +38,15 @@ def build_course(repo: Path, dest: Path) -> Path:
     for student, text in submissions.items():
         if text is None:
             continue
-        folder = course.path("submitted", student, ASSIGNMENT)
+        folder = course.path("submitted", student, assignment)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{ASSIGNMENT}.ipynb").write_text(text)
+        (folder / f"{assignment}.ipynb").write_text(text)
         (folder / "timestamp.txt").write_text(stamp)
     return course.root
 
 
-def run(repo: Path, dest: Path, mode: str, jobs=None, progress=True):
-    course = open_course(build_course(repo, dest))
-    batch = engine.grade(course, ASSIGNMENT, jobs=jobs, limits=Limits(), mode=mode, progress=progress)
-    pages = feedback.write_all(course, ASSIGNMENT)
-    return course, batch, pages, report.write(course, ASSIGNMENT)
+def run(repo: Path, dest: Path, mode: str, jobs=None, progress=True, assignment: str = ASSIGNMENT):
+    course = open_course(build_course(repo, dest, assignment))
+    batch = engine.grade(course, assignment, jobs=jobs, limits=Limits(), mode=mode, progress=progress)
+    pages = feedback.write_all(course, assignment)
+    return course, batch, pages, report.write(course, assignment)

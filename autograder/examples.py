@@ -45,12 +45,15 @@ def tamper(nb):
 
 
 def example_class(course: Path, assignment: str) -> dict:
-    """{student: notebook text, or None for a student who did not submit} for the example class."""
+    """{student: notebook text, or None for a student who did not submit} for the example class
+    of `assignment` (a small generic class for a lab without one of its own)."""
     folder = EXAMPLES / assignment
-    manifest = json.loads((folder / "class.json").read_text())["students"]
     release = notebooks.read(course / "assignments" / assignment / f"{assignment}.ipynb")
     key = notebooks.read(course / "solutions" / assignment / f"{assignment}.ipynb")
     solved = {gid: notebooks.without_markers(code) for gid, code in notebooks.answer_cells(key).items()}
+    if not (folder / "class.json").exists():
+        return _generic_class(release, solved)
+    manifest = json.loads((folder / "class.json").read_text())["students"]
     submissions = {}
     for student, spec in manifest.items():
         if spec.get("missing"):
@@ -65,3 +68,12 @@ def example_class(course: Path, assignment: str) -> dict:
             nb = fill(release, answers)
             submissions[student] = nbformat.writes(tamper(nb) if spec.get("tamper") else nb)
     return submissions
+
+
+def _generic_class(release, solved: dict) -> dict:
+    """A correct submission, the untouched release, one with the first half of the answers, a
+    truncated upload and a student who did not submit."""
+    half = dict(list(solved.items())[: len(solved) // 2])
+    text = nbformat.writes(release)
+    return {"ada": nbformat.writes(fill(release, solved)), "ben": text,
+            "cleo": nbformat.writes(fill(release, half)), "dev": text[: len(text) // 3], "eli": None}

@@ -298,19 +298,26 @@ class SandboxRunner:
         return message
 
 
+FLOAT_LIMIT = 1e6
+
+
 def _public_methods(cls) -> list:
     return [name for name, value in vars(cls).items() if callable(value) and not name.startswith("_")]
 
 
 def _check_sizes(value, limit: int, depth: int = 0) -> None:
     """Refuse oracle requests with a number that could make the reference allocate or loop
-    without bound: every number counts, in any container, 0-d and integer arrays included."""
+    without bound, in any container, 0-d and integer arrays included: integers (sizes, counts)
+    up to `limit`, finite floats (a RoPE base, a temperature) up to FLOAT_LIMIT."""
     if isinstance(value, (bool, np.bool_)):
         return
     if isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray) and value.ndim == 0):
-        number = float(np.asarray(value).real)
-        if not abs(number) <= limit:
-            raise ValueError(f"the number {number:g} is too large")
+        number = np.asarray(value)
+        if number.dtype.kind in "iu" or isinstance(value, int):
+            if abs(int(number)) > limit:
+                raise ValueError(f"the number {int(number)} is too large")
+        elif np.isfinite(number.real) and abs(float(number.real)) > FLOAT_LIMIT:
+            raise ValueError(f"the number {float(number.real):g} is too large")
         return
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "iu" and value.size and int(np.abs(value.astype(np.int64)).max()) > limit:

@@ -4,9 +4,10 @@ import filecmp
 import re
 import sys
 
+import nbformat
 import pytest
 
-from autograder import labs, notebooks
+from autograder import examples, labs, notebooks
 from autograder.sync import sync
 from autograder.worker.invoke import execute
 from conftest import ROOT, copy_course, run_tool
@@ -146,3 +147,24 @@ def test_student_helper_needs_only_numpy_and_the_standard_library(assignment):
             assert node.level == 0, "relative import"
             imported.add(node.module.split(".")[0])
     assert imported - sys.stdlib_module_names <= {"numpy"}, imported
+
+
+@pytest.mark.parametrize("assignment", LABS)
+def test_the_sandbox_gives_the_solution_full_marks_and_the_stub_none(assignment, tmp_path):
+    """Every lab through the sandboxed worker and its oracles, as `attnlab grade` runs it."""
+    from autograder.grading import Slot
+    from autograder.sandbox import Limits
+    release = notebook("assignments", assignment)
+    answers = {k: notebooks.without_markers(v)
+               for k, v in notebooks.answer_cells(notebooks.read(notebook("solutions", assignment))).items()}
+    solved = tmp_path / "solved.ipynb"
+    solved.write_text(nbformat.writes(examples.fill(notebooks.read(release), answers)))
+    slot = Slot(assignment, release.parent, release.name, "bwrap", Limits(), 5)
+    try:
+        full, _ = slot.grade("solution", solved, b"any salt")
+        stub, _ = slot.grade("stub", release, b"another salt")
+    finally:
+        slot.worker.close()
+    assert full.status == "graded" and {p.name: p.score for p in full.parts} == \
+        {p.name: p.max_score for p in full.parts}, [c.message for p in full.parts for c in p.checks if c.message]
+    assert stub.score == 0
