@@ -145,7 +145,9 @@ def command(mode: str, workdir: Path, limits: Limits, uid: int = NOBODY) -> tupl
     if _inside(PACKAGE, _python_roots()):
         args += ["--tmpfs", str(PACKAGE)]          # an installed copy of this package holds the answer key
     args += ["--proc", "/proc", "--dev", "/dev", "--chdir", WORKDIR]
-    env.update({"PYTHONPATH": SANDBOX_ROOT, "ATTNLAB_SCRATCH": f"/tmp{os.pathsep}/dev/shm"})
+    kept = [dest for _, dest in _binds(workdir) if _inside(dest, ["/tmp", "/dev/shm"])]
+    env.update({"PYTHONPATH": SANDBOX_ROOT, "ATTNLAB_SCRATCH": f"/tmp{os.pathsep}/dev/shm",
+                "ATTNLAB_KEEP": os.pathsep.join(kept)})
     return args + _drop_privileges(uid) + python, None, env
 
 

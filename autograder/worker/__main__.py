@@ -49,7 +49,7 @@ def main() -> None:
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans come back here to be reaped
     scratch = _scratch_dirs()
     isolated = os.environ.get("ATTNLAB_ISOLATE") == "1" and \
-        isolation.available(scratch, int(os.environ.get("ATTNLAB_TMP_BYTES", 2**20)))
+        isolation.available(scratch, int(os.environ.get("ATTNLAB_TMP_BYTES", 2**20)), _kept_dirs())
     ctl.send(encode({"event": "ready", "isolated": isolated}))
     zygote(ctl, shell, isolated)
 
@@ -100,6 +100,11 @@ def _scratch_dirs() -> list:
     return [d for d in os.environ.get("ATTNLAB_SCRATCH", "").split(os.pathsep) if d]
 
 
+def _kept_dirs() -> list:
+    """Read-only directories bound below the scratch directories (a venv in /tmp)."""
+    return [d for d in os.environ.get("ATTNLAB_KEEP", "").split(os.pathsep) if d]
+
+
 def zygote(ctl: Channel, shell, isolated: bool) -> None:
     current = None   # the submission: (keeper pid, keeper pidfd, notebook pid)
     while True:
@@ -148,7 +153,7 @@ def _start_submission(shell, limits: dict, data_fd: int, isolated: bool) -> tupl
             os.close(CTL_FD)
             os.close(report)
             if isolated:
-                isolation.enter(_scratch_dirs(), limits["tmp_bytes"])
+                isolation.enter(_scratch_dirs(), limits["tmp_bytes"], _kept_dirs())
             pid = _fork_notebook(shell, limits, data_fd, isolated)
             os.write(told, pid.to_bytes(8, "little"))
             os.close(data_fd)
@@ -380,7 +385,7 @@ def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated:
     if keeper == 0:
         try:
             os.close(done)
-            isolation.enter(_scratch_dirs(), limits["tmp_bytes"])
+            isolation.enter(_scratch_dirs(), limits["tmp_bytes"], _kept_dirs())
             pid = _fork()
             if pid:
                 status = _exit_code(_reap(pid))     # PID 1 gone: nothing of the part is left

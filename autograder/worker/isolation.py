@@ -20,7 +20,7 @@ _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_DUMPABLE = 1, 24, 4
 _CAP_LAST = 63
 _SYS_CAPSET = {"x86_64": 126, "aarch64": 91}.get(platform.machine())
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
-_MS_NOSUID, _MS_NODEV = 2, 4
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC = 2, 4, 4096, 16384
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -35,20 +35,27 @@ def _check(result: int, what: str) -> None:
         raise IsolationError(errno, f"{what}: {os.strerror(errno)}")
 
 
-def enter(scratch: list, tmp_bytes: int) -> None:
+def enter(scratch: list, tmp_bytes: int, keep: list = ()) -> None:
     """Move this process into new user, mount, IPC and PID namespaces (the PID namespace takes
-    effect for its children) and mount an empty tmpfs on each directory of `scratch`."""
+    effect for its children) and mount an empty tmpfs on each directory of `scratch`; the
+    directories of `keep` below them (a Python installation bound under /tmp) stay visible."""
     uid, gid = os.getuid(), os.getgid()
     _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)     # /proc/self/uid_map is writable only so
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID), "unshare")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as f:
             f.write(text)
+    kept = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in keep if os.path.isdir(path)]
     options = f"size={int(tmp_bytes)},mode=1777".encode()
     for path in scratch:
         if os.path.isdir(path):
             _check(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options),
                    f"mount tmpfs on {path}")
+    for path, fd in kept:
+        os.makedirs(path, exist_ok=True)
+        _check(_libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, _MS_BIND | _MS_REC, None),
+               f"bind {path}")
+        os.close(fd)
     undumpable()
 
 
@@ -75,12 +82,12 @@ def undumpable() -> None:
     _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def available(scratch: list, tmp_bytes: int) -> bool:
+def available(scratch: list, tmp_bytes: int, keep: list = ()) -> bool:
     """Whether `enter` works here (probed in a throw-away child)."""
     pid = os.fork()
     if pid == 0:
         try:
-            enter(scratch, tmp_bytes)
+            enter(scratch, tmp_bytes, keep)
             drop_capabilities()
             os._exit(0)
         except BaseException:
