@@ -18,6 +18,7 @@ from .worker.invoke import describe_exception, execute
 from .worker.protocol import Described, ProtocolError, decode, encode
 
 _MISSING = object()
+_UNASKED = "a message that answers nothing the grader asked"
 
 
 @contextlib.contextmanager
@@ -199,7 +200,7 @@ class SandboxRunner:
                     raise PartAborted("crashed", f"{call.describe()} ended the process (exit status "
                                                  f"{message.get('status')}); the rest of this part was not run")
                 else:
-                    raise sandbox.Malformed("a message that answers nothing the grader asked")
+                    raise sandbox.Malformed(_UNASKED)
         except sandbox.Timeout:
             self._end_context()
             limit = "the submission's time limit" if deadline >= self.end else f"{self.limits.call_seconds:g} s"
@@ -229,7 +230,7 @@ class SandboxRunner:
 
     def _text(self, text) -> str:
         """Student-controlled text, bounded (it reaches the feedback)."""
-        text = str(text) if isinstance(text, str) else ""
+        text = text if isinstance(text, str) else ""
         return text if len(text) <= self.TEXT else text[:self.TEXT] + "..."
 
     # -- oracles ----------------------------------------------------------------------
@@ -294,7 +295,7 @@ class SandboxRunner:
         submission's alone, so anything else was written by its code (`Malformed`)."""
         _, message = self.worker.receive(self._deadline(seconds), self._build)
         if not all(message.get(k) == v for k, v in expected.items()):
-            raise sandbox.Malformed("a message that answers nothing the grader asked")
+            raise sandbox.Malformed(_UNASKED)
         return message
 
 

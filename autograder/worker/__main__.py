@@ -214,12 +214,6 @@ def _empty_scratch() -> None:
         for name in os.listdir(root) if os.access(root, os.W_OK) else ():
             path = os.path.join(root, name)
             if os.path.isdir(path) and not os.path.islink(path):
-                for sub, dirs, _ in os.walk(path):
-                    for d in dirs:
-                        try:
-                            os.chmod(os.path.join(sub, d), 0o700)
-                        except OSError:
-                            pass
                 _make_walkable(path)
                 shutil.rmtree(path, ignore_errors=True)
             else:
