@@ -53,6 +53,14 @@ def _grade_in_slot(student: str, path: str, salt: bytes) -> tuple:
         return results.ungraded(student, _slot.assignment, _slot.suite, "error", reason), None
 
 
+def _slot_context():
+    """Slots fork from a server that imported their code once. Each slot also re-runs the main
+    module (the `attnlab` script imports the CLI): preloaded, that costs nothing either."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["autograder.grading", "autograder.cli"])
+    return context
+
+
 # -- the batch -------------------------------------------------------------------------------
 
 BATCH_SIZE = 16         # submissions per gradebook transaction ...
@@ -90,7 +98,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
         slot_args = (assignment, course.release(assignment), notebook, mode, limits)
         release = (course.release(assignment) / notebook).read_text()
-        with ProcessPoolExecutor(jobs, multiprocessing.get_context("forkserver"), _start_slot, slot_args) as pool:
+        with ProcessPoolExecutor(jobs, _slot_context(), _start_slot, slot_args) as pool:
             paths = {s: _submitted_notebook(course, s, assignment, notebook) for s in todo}
             course_secret = secret.course_secret(course.root)
             futures = {pool.submit(_grade_in_slot, s, str(path), _salt(course_secret, assignment, s, path)): s
