@@ -1,14 +1,22 @@
-"""The nbgrader course directory, read through nbgrader's own configuration."""
+"""The nbgrader course directory, read through nbgrader's own configuration.
+
+nbgrader is imported where it is used: importing it takes a second, and grading slots, which
+import this module through the CLI, never open the course."""
+from __future__ import annotations
+
 import hashlib
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
+
+if TYPE_CHECKING:
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
 
 
 class CourseError(Exception):
@@ -36,9 +44,11 @@ class Course:
         return found[0]
 
     def gradebook(self) -> Gradebook:
+        from nbgrader.api import Gradebook
         return Gradebook(self.dirs.db_url, self.dirs.course_id)
 
     def check_assignment(self, assignment: str) -> None:
+        from nbgrader.api import MissingEntry
         with self.gradebook() as gb:
             try:
                 gb.find_assignment(assignment)
@@ -79,6 +89,7 @@ def scripts_on_path() -> None:
 
 
 def open_course(root=".") -> Course:
+    from nbgrader.coursedir import CourseDirectory
     scripts_on_path()
     root = Path(root).resolve()
     config_file = root / "nbgrader_config.py"
