@@ -1,0 +1,127 @@
+"""The worker's shortcuts give exactly what the long way gives.
+
+* Release cells: the zygote transforms, parses and compiles the release notebook's cells once
+  (autograder/worker/cells.py). A notebook must run the same with and without that memory,
+  including when student code changes how IPython reads cells.
+* Oracle replies: a part asks the grader once per distinct request (autograder/worker/__main__.py,
+  `_Oracle`); every answer is a fresh value.
+"""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import nbformat
+
+from autograder.worker import __main__ as worker
+from autograder.worker.protocol import decode, encode
+from conftest import ROOT
+
+HARNESS = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from IPython.core.compilerop import CachingCompiler
+from worker.__main__ import prepare
+from worker.invoke import describe_exception
+
+shell = prepare()
+parsed = [0]
+parse = CachingCompiler.ast_parse
+def counting(self, *args, **kwargs):
+    parsed[0] += 1
+    return parse(self, *args, **kwargs)
+CachingCompiler.ast_parse = counting
+errors = []
+for source in json.load(sys.stdin):
+    result = shell.run_cell(source, store_history=False)
+    error = result.error_before_exec or result.error_in_exec
+    errors.append(describe_exception(error) if error else None)
+names = ("x", "y", "z", "shown", "doubled")
+report = {"ns": {k: repr(shell.user_ns.get(k)) for k in names}, "errors": errors, "parsed": parsed[0],
+          "displayed": repr(shell.user_ns.get("Out", {}))}
+sys.__stdout__.write("\n" + json.dumps(report))
+"""
+
+RELEASE = [
+    "import numpy as np\nx = np.arange(3)\n",
+    "%matplotlib inline\ny = x * 2\ny.sum()\n",
+    "def double(v):\n    return 2 * v\n\ndoubled = double(21)\n",
+    "z = 1\nz = z + 1\n",
+    "shown = 0\nfor k in range(3):\n    shown += k\n",
+    "z = 10\nraise ValueError(f'bad {z}')\n",
+]
+
+
+def run(cells: list, folder, release=None) -> dict:
+    if release is not None:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in release])
+        nbformat.write(nb, str(folder / "release.ipynb"))
+    done = subprocess.run([sys.executable, "-c", HARNESS, str(ROOT / "autograder")], input=json.dumps(cells),
+                          cwd=folder, capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(folder)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.rsplit("\n", 1)[-1])
+
+
+def both(cells: list, tmp_path) -> tuple:
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "known").mkdir()
+    return run(cells, tmp_path / "plain"), run(cells, tmp_path / "known", RELEASE)
+
+
+def test_release_cells_run_as_ipython_runs_them_without_being_parsed_again(tmp_path):
+    plain, known = both(RELEASE, tmp_path)
+    assert known["ns"] == plain["ns"] and known["errors"] == plain["errors"]
+    assert known["errors"][-1] == plain["errors"][-1] == \
+        "raised ValueError: bad 10 (line 2 of <module>: raise ValueError(f'bad {z}'))"
+    assert plain["parsed"] == len(RELEASE) and known["parsed"] == 0
+
+
+def test_changed_cells_and_changed_readers_take_the_long_way(tmp_path):
+    cells = [RELEASE[0],
+             RELEASE[1].replace("x * 2", "x * 3"),         # a cell the student edited
+             "get_ipython().input_transformers_post.append(lambda lines: [l.replace('21', '5') for l in lines])",
+             RELEASE[2],                                    # read differently now: doubled = 10
+             RELEASE[3]]
+    plain, known = both(cells, tmp_path)
+    assert known["ns"] == plain["ns"]
+    assert known["ns"]["y"] == "array([0, 3, 6])" and known["ns"]["doubled"] == "10"
+    assert plain["parsed"] == len(cells) and known["parsed"] == len(cells) - 1   # all but the first
+
+
+class _Wire:
+    """The part's end of the data channel, with the grader answering from `answer`."""
+
+    def __init__(self, answer):
+        self.answer, self.sent = answer, []
+
+    def send(self, data: bytes) -> None:
+        self.sent.append(decode(data))
+
+    def recv(self) -> bytes:
+        return encode(self.answer(self.sent[-1]))
+
+
+def test_a_repeated_oracle_request_is_answered_from_memory_with_a_fresh_value():
+    wire = _Wire(lambda request: {"value": np.asarray(request["args"][0]) * 2.0})
+    softmax = worker._Oracle(wire).proxy({"name": "softmax", "kind": "function"})
+    x = np.arange(4.0)
+    first = softmax(x)
+    first[:] = -1.0                                  # the student writes into the result
+    again = softmax(x)
+    other = softmax(x + 1)
+    assert len(wire.sent) == 2
+    np.testing.assert_array_equal(again, [0.0, 2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(other, [2.0, 4.0, 6.0, 8.0])
+
+
+def test_oracle_memory_is_bounded():
+    wire = _Wire(lambda request: {"value": np.zeros(2**16)})
+    oracle = worker._Oracle(wire)
+    oracle.MEMORY_BYTES = 7 * 2**18      # room for three replies of 512 KiB
+    zeros = oracle.proxy({"name": "zeros", "kind": "function"})
+    for _ in range(2):
+        for n in range(6):
+            zeros(n)
+    assert oracle.remembered <= oracle.MEMORY_BYTES and len(oracle.replies) == 3
+    assert len(wire.sent) == 6 + 3
