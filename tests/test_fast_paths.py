@@ -38,7 +38,7 @@ for source in json.load(sys.stdin):
     errors.append(describe_exception(error) if error else None)
 names = ("x", "y", "z", "shown", "doubled")
 report = {"ns": {k: repr(shell.user_ns.get(k)) for k in names}, "errors": errors, "parsed": parsed[0],
-          "displayed": repr(shell.user_ns.get("Out", {}))}
+          "last": repr(getattr(sys, "last_value", None))}
 sys.__stdout__.write("\n" + json.dumps(report))
 """
 
@@ -75,6 +75,7 @@ def test_release_cells_run_as_ipython_runs_them_without_being_parsed_again(tmp_p
     assert known["errors"][-1] == plain["errors"][-1] == \
         "raised ValueError: bad 10 (line 2 of <module>: raise ValueError(f'bad {z}'))"
     assert plain["parsed"] == len(RELEASE) and known["parsed"] == 0
+    assert known["last"] == "ValueError('bad 10')"    # IPython's own record of the error is kept
 
 
 def test_changed_cells_and_changed_readers_take_the_long_way(tmp_path):

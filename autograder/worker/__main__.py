@@ -85,6 +85,7 @@ def prepare():
     config.HistoryManager.enabled = False
     shell = InteractiveShell.instance(config=config)
     shell.register_magic_function(lambda line="": None, "line", "matplotlib")
+    shell.InteractiveTB.set_mode("Minimal")   # printed to a sink: a full traceback costs 20 ms to format
     from .drawing import install
     install(shell)    # under autograde, plots are recorded, and built only if student code reads them
     from .cells import learn_release
