@@ -119,6 +119,8 @@ def main(argv=None) -> int:
 
 
 def _grade(args) -> int:
+    from .grading import slot_context
+    slot_context()          # the slots' server imports their code while the course opens
     from . import engine
     course = open_course(args.course)
     if args.zip_collect:

@@ -1,16 +1,14 @@
 """Batch grading of an nbgrader course: grading slots in parallel, one gradebook writer.
 
 Each slot is a process that owns one sandboxed worker and grades one submission at a time
-(see `grading.Slot`). The main process collects the results, records them in nbgrader's
+(see `grading.start_slot`). The main process collects the results, records them in nbgrader's
 gradebook a batch per transaction, then writes the autograded notebook and results.json with
 the gradebook's scores, shows a progress bar, and finally writes grades.csv. A submission is
 graded again when its files changed (by content, not modification time).
 """
 import html
 import json
-import multiprocessing
 import os
-import resource
 import secrets
 import shutil
 import time
@@ -22,44 +20,11 @@ from pathlib import Path
 import nbformat
 from tqdm import tqdm
 
-from . import gradebook, labs, results, secret
+from . import gradebook, grading, labs, results, secret
 from .course import Course, CourseError
 from .gradebook import GradebookWriter
-from .grading import Slot
 from .results import Result
 from .sandbox import Limits
-
-GRADER_MEMORY = 4 * 2**30   # a slot's own cap: oracle requests evaluate the reference on student input
-
-
-# -- the slot process ------------------------------------------------------------------------
-
-_slot: Slot | None = None
-
-
-def _start_slot(*args) -> None:
-    global _slot
-    os.environ.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
-    resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY, GRADER_MEMORY))
-    index = (multiprocessing.current_process()._identity or (0,))[0]   # 1..jobs in the pool
-    _slot = Slot(*args, index=index)
-
-
-def _grade_in_slot(student: str, path: str, salt: bytes) -> tuple:
-    try:
-        return _slot.grade(student, Path(path), salt)
-    except Exception as exc:  # a grader bug must not lose the batch: say so, per student
-        reason = f"internal grading error: {type(exc).__name__}: {exc}"
-        return results.ungraded(student, _slot.assignment, _slot.suite, "error", reason), None
-
-
-def _slot_context():
-    """Slots fork from a server that imported their code once. Each slot also re-runs the main
-    module (the `attnlab` script imports the CLI): preloaded, that costs nothing either."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["autograder.grading", "autograder.cli"])
-    return context
-
 
 # -- the batch -------------------------------------------------------------------------------
 
@@ -98,10 +63,10 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
         slot_args = (assignment, course.release(assignment), notebook, mode, limits)
         release = (course.release(assignment) / notebook).read_text()
-        with ProcessPoolExecutor(jobs, _slot_context(), _start_slot, slot_args) as pool:
+        with ProcessPoolExecutor(jobs, grading.slot_context(), grading.start_slot, slot_args) as pool:
             paths = {s: _submitted_notebook(course, s, assignment, notebook) for s in todo}
             course_secret = secret.course_secret(course.root)
-            futures = {pool.submit(_grade_in_slot, s, str(path), _salt(course_secret, assignment, s, path)): s
+            futures = {pool.submit(grading.grade_in_slot, s, str(path), _salt(course_secret, assignment, s, path)): s
                        for s, path in paths.items()}
             bar = tqdm(as_completed(futures), total=len(futures), desc=f"grading {assignment}", unit="nb",
                        disable=not progress, dynamic_ncols=True)
