@@ -1,5 +1,6 @@
-"""The worker's shortcuts give exactly what the long way gives.
+"""The grader's shortcuts give exactly what the long way gives, and its start-up stays light.
 
+* Slots: a slot imports no nbgrader, and keeps to one core with its worker.
 * Release cells: the zygote transforms, parses and compiles the release notebook's cells once
   (autograder/worker/cells.py). A notebook must run the same with and without that memory,
   including when student code changes how IPython reads cells.
@@ -7,6 +8,7 @@
   `_Oracle`); every answer is a fresh value.
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -126,3 +128,26 @@ def test_oracle_memory_is_bounded():
             zeros(n)
     assert oracle.remembered <= oracle.MEMORY_BYTES and len(oracle.replies) == 3
     assert len(wire.sent) == 6 + 3
+
+
+def python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()
+
+
+def test_a_slot_imports_no_nbgrader():
+    """Slots fork from a server that imported grading and the CLI (which every slot re-runs as
+    its main module): importing nbgrader there would cost every slot a second."""
+    loaded = python("import json, sys, autograder.grading, autograder.cli\n"
+                    "print(json.dumps([m for m, v in sys.modules.items() if v is not None]))")
+    heavy = {"nbgrader", "sqlalchemy", "jupyter_server", "tornado", "rfc3987_syntax"}
+    assert not heavy & {name.split(".")[0] for name in json.loads(loaded)}
+
+
+def test_a_slot_keeps_to_one_core_in_turn():
+    cores = sorted(os.sched_getaffinity(0))
+    for index in (1, 2, len(cores) + 1):
+        pinned = python(f"import json, os\nfrom autograder import grading\ngrading._pin({index})\n"
+                        "print(json.dumps(sorted(os.sched_getaffinity(0))))")
+        assert json.loads(pinned) == [cores[(index - 1) % len(cores)]]
