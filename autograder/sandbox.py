@@ -10,8 +10,8 @@ Modes: `bwrap` (the default when it works), `user` (root only: a separate unpriv
 no namespaces, for containers that forbid them, such as Gradescope's), and `none` (a plain
 subprocess: nothing is hidden from student code; only for trusted notebooks).
 """
-import atexit
 import functools
+import multiprocessing.util
 import os
 import select
 import shutil
@@ -181,17 +181,23 @@ def _scratch(mode: str, uid: int) -> str:
     """A private, writable directory for a worker without its own /tmp (a fresh mount, or
     emptied, for each submission)."""
     path = tempfile.mkdtemp(prefix="attnlab-scratch-")
-    atexit.register(shutil.rmtree, path, True)
+    _remove_at_exit(path)
     if mode == "user":
         os.chown(path, uid, uid)
     return path
+
+
+def _remove_at_exit(path) -> None:
+    """Remove `path` when this process exits, also when it is a grading slot (slots end with
+    os._exit, which skips atexit; multiprocessing runs its finalizers first)."""
+    multiprocessing.util.Finalize(None, shutil.rmtree, args=(path, True), exitpriority=0)
 
 
 @functools.cache
 def _staged_worker() -> Path:
     """A copy of the worker package alone, readable by everyone (the installed package is not)."""
     stage = Path(tempfile.mkdtemp(prefix="attnlab-worker-"))
-    atexit.register(shutil.rmtree, stage, True)
+    _remove_at_exit(stage)
     shutil.copytree(WORKER_PACKAGE, stage / "worker", ignore=shutil.ignore_patterns("__pycache__"))
     for path in [stage, *stage.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)

@@ -1,10 +1,14 @@
 """The command line: every error is one clear line, limits are validated, every option has help."""
 import argparse
+import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
 from autograder import __version__, cli
-from conftest import ASSIGNMENT, ROOT, run_tool
+from conftest import ASSIGNMENT, BIN, ROOT, copy_course, run_tool
 
 
 def one_line_error(out, *words):
@@ -46,3 +50,23 @@ def test_version_and_help_on_every_option():
     for name, sub in subparsers.choices.items():
         for action in sub._actions:
             assert action.help, (name, action.dest)
+
+
+def test_grading_leaves_nothing_in_the_temporary_directory(tmp_path):
+    """The slots stage the worker's code in a temporary directory and end with os._exit, which
+    skips atexit: what they staged must go all the same (it piled up, two copies per run)."""
+    course = copy_course(tmp_path / "course")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    for student in ("tmp-a", "tmp-b"):
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", folder)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run([str(BIN / "attnlab"), "grade", ASSIGNMENT, "--quiet", "--jobs", "2", "--force",
+                           "--student", "tmp-a", "--student", "tmp-b"], cwd=course, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    graded = json.loads((course / "autograded" / "tmp-b" / ASSIGNMENT / "results.json").read_text())
+    assert graded["extra_data"]["status"] == "graded" and list(tmp.iterdir()) == []
