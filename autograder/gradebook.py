@@ -75,6 +75,7 @@ class GradebookWriter:
             self.gb.close()
             raise
         self.students = {s.id for s in self.gb.students}
+        self.cells: list = []          # held while a batch is recorded and read (`notebook_cells`)
         late = AssignLatePenalties(config=course.config)
         late.init_plugin()
         self.late_plugin = late.plugin_inst
@@ -92,8 +93,10 @@ class GradebookWriter:
     def record_batch(self, batch: list) -> dict:
         """Record every result of `batch` in one transaction; returns {student: recorded grades}."""
         with transaction(self.gb):
+            self.cells = notebook_cells(self.gb, self.assignment, self.notebook)
             for result in batch:
                 self._record(result)
+        self.cells = notebook_cells(self.gb, self.assignment, self.notebook)     # the commit expired them
         return {r.student: recorded(self.gb, self.assignment, self.notebook, r.student) for r in batch}
 
     def _record(self, result: Result) -> None:
@@ -142,6 +145,14 @@ def _raw(nb) -> float:
     return sum(_score(g) for g in nb.grades)
 
 
+def notebook_cells(gb, assignment: str, notebook: str) -> list:
+    """The notebook's cells, loaded in one query. While the caller holds them, each grade and
+    comment finds its cell in the session instead of loading it alone (over 40 queries per
+    submission)."""
+    nb = gb.find_notebook(notebook, assignment)
+    return nb.grade_cells + nb.solution_cells + nb.task_cells
+
+
 def recorded(gb, assignment: str, notebook: str, student: str) -> dict:
     """What the gradebook holds for one submission, as attnlab shows it (None: no submission)."""
     try:
@@ -150,7 +161,7 @@ def recorded(gb, assignment: str, notebook: str, student: str) -> dict:
     except MissingEntry:
         return {}
     comments = {c.name: c.manual_comment for c in nb.comments if c.manual_comment}
-    cells = {g.name: {"score": _score(g), "max_score": g.max_score, "auto_score": g.auto_score,
+    cells = {g.name: {"score": _score(g), "max_score": g.cell.max_score or 0.0, "auto_score": g.auto_score,
                       "manual_score": g.manual_score, "extra_credit": g.extra_credit or 0.0,
                       "needs_manual_grade": bool(g.needs_manual_grade), "comment": comments.get(g.name, "")}
              for g in nb.grades}
@@ -167,4 +178,10 @@ def recorded(gb, assignment: str, notebook: str, student: str) -> dict:
 def read_all(course: Course, assignment: str, notebook: str, students) -> dict:
     """{student: recorded grades} for the students with a submission in the gradebook."""
     with course.gradebook() as gb:
-        return {s: found for s in students if (found := recorded(gb, assignment, notebook, s))}
+        try:
+            held = notebook_cells(gb, assignment, notebook)
+        except MissingEntry:
+            return {}
+        found = {s: scores for s in students if (scores := recorded(gb, assignment, notebook, s))}
+        del held
+        return found
