@@ -12,7 +12,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from . import __version__, labs, sandbox  # noqa: E402
 from .config import MIN_MEMORY_MIB, AttnLab  # noqa: E402
 from traitlets import TraitError  # noqa: E402
-from .course import CourseError, open_course  # noqa: E402
+from .course import CourseError, folder_digest, graded_digest, load_config, open_course  # noqa: E402
 from .messages import points  # noqa: E402
 from .results import late_text  # noqa: E402
 
@@ -123,16 +123,21 @@ def main(argv=None) -> int:
 
 
 def _grade(args) -> int:
-    from .grading import slot_context
-    slot_context()          # the slots' server imports their code while the course opens
-    from . import engine
-    course = open_course(args.course)
-    if args.zip_collect:
-        _nbgrader(course.root, "zip_collect", args.assignment, "--force")   # again: replaces
-    mode = _sandbox_mode(args.sandbox)
-    limits = course_limits(course, args)
-    batch = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
-                         progress=not args.quiet)
+    from . import grading
+    slots = None if args.zip_collect else _early_slots(args)
+    try:
+        from . import engine
+        course = open_course(args.course)
+        if args.zip_collect:
+            _nbgrader(course.root, "zip_collect", args.assignment, "--force")   # again: replaces
+        mode = _sandbox_mode(args.sandbox)
+        limits = course_limits(course.config, args)
+        batch = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
+                             progress=not args.quiet, slots=slots)
+    except BaseException:
+        if slots:
+            grading.stop_slots(slots)
+        raise
     skipped = sum(r.status != "missing" for r in batch.results) - len(batch.graded)
     print(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
           + (f"; {skipped} already graded (--force regrades them)" if skipped else ""), file=sys.stderr)
@@ -143,10 +148,34 @@ def _grade(args) -> int:
     return 0
 
 
-def course_limits(course, args) -> sandbox.Limits:
+def _early_slots(args):
+    """Grading slots for the release folder that nbgrader's defaults give, started before
+    nbgrader loads and the course opens (a second, in which the workers start). The engine
+    uses them only if the course confirms the folder and the settings. None if unsure."""
+    from . import grading
+    root = Path(args.course).resolve()
+    try:
+        config = load_config(root)
+        release = root / config.CourseDirectory.get("release_directory", "release") / args.assignment
+        found = sorted(release.glob("*.ipynb"))
+        mode = sandbox.probe_mode(args.sandbox)
+        limits = course_limits(config, args)
+    except (CourseError, sandbox.SandboxUnavailable, OSError):
+        return None
+    waiting = [folder for folder in sorted(root.glob(f"submitted/*/{args.assignment}"))
+               if folder.parent.name in (args.student or [folder.parent.name]) and
+               (args.force or graded_digest(root / "autograded" / folder.parent.name / args.assignment /
+                                            "results.json") != folder_digest(folder))]
+    if len(found) != 1 or not waiting:
+        return None
+    jobs = min(args.jobs or os.cpu_count() or 1, len(waiting))
+    return grading.start_slots(jobs, (args.assignment, release, found[0].name, mode, limits))
+
+
+def course_limits(config, args) -> sandbox.Limits:
     """The limits: the command line's, else nbgrader_config.py's (AttnLab traitlets), else defaults."""
     try:
-        configured = AttnLab(config=course.config).limits()
+        configured = AttnLab(config=config).limits()
     except TraitError as exc:
         raise CourseError(f"nbgrader_config.py: {exc}") from None
     given = {"call_seconds": args.call_timeout, "cell_seconds": args.cell_timeout,
@@ -199,7 +228,7 @@ def _gradescope(args) -> int:
     from . import gradescope
     course = open_course(args.course)
     out = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"),
-                           course_limits(course, args))
+                           course_limits(course.config, args))
     print(f"wrote {out.resolve()}: upload it as the assignment's autograder (Ubuntu base image)")
     return 0
 

@@ -5,6 +5,7 @@ import this module through the CLI, never open the course."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -71,13 +72,24 @@ class Course:
         return self.dirs.get_existing_timestamp(str(self.path("submitted", student, assignment)))
 
     def digest(self, student: str, assignment: str) -> str:
-        """What identifies a submission: the names and bytes of its files (notebooks, nbgrader's
-        timestamp.txt), whatever their modification times."""
-        folder = self.path("submitted", student, assignment)
-        h = hashlib.sha256()
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
-        return h.hexdigest()
+        return folder_digest(self.path("submitted", student, assignment))
+
+
+def folder_digest(folder: Path) -> str:
+    """What identifies a submission: the names and bytes of its files (notebooks, nbgrader's
+    timestamp.txt), whatever their modification times."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def graded_digest(results: Path) -> str | None:
+    """The digest of the submission that a results.json grades (None: no readable one)."""
+    try:
+        return json.loads(results.read_text())["extra_data"].get("digest")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def scripts_on_path() -> None:
@@ -88,14 +100,19 @@ def scripts_on_path() -> None:
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
+def load_config(root: Path) -> Config:
+    """The course's nbgrader_config.py (read without nbgrader)."""
+    config_file = root / "nbgrader_config.py"
+    if not config_file.exists():
+        raise CourseError(f"{root} is not an nbgrader course directory (no nbgrader_config.py)")
+    return PyFileConfigLoader(config_file.name, path=str(root)).load_config()
+
+
 def open_course(root=".") -> Course:
     from nbgrader.coursedir import CourseDirectory
     scripts_on_path()
     root = Path(root).resolve()
-    config_file = root / "nbgrader_config.py"
-    if not config_file.exists():
-        raise CourseError(f"{root} is not an nbgrader course directory (no nbgrader_config.py)")
-    config = PyFileConfigLoader(config_file.name, path=str(root)).load_config()
+    config = load_config(root)
     cwd = os.getcwd()
     try:
         os.chdir(root)     # nbgrader resolves relative paths (the gradebook URL) from here

@@ -21,7 +21,7 @@ import nbformat
 from tqdm import tqdm
 
 from . import gradebook, grading, labs, results, secret
-from .course import Course, CourseError
+from .course import Course, CourseError, graded_digest
 from .gradebook import GradebookWriter
 from .results import Result
 from .sandbox import Limits
@@ -41,9 +41,12 @@ class Batch:
 
 
 def grade(course: Course, assignment: str, students=None, jobs: int | None = None, force: bool = False,
-          limits: Limits = Limits(), mode: str = "bwrap", progress: bool = True) -> Batch:
+          limits: Limits = Limits(), mode: str = "bwrap", progress: bool = True, slots=None) -> Batch:
     """Grade the submissions of `assignment` (or of `students`) that changed since they were
-    graded (all with `force`): record them in the gradebook, then write their files."""
+    graded (all with `force`): record them in the gradebook, then write their files.
+
+    `slots`: slots the caller started early (`grading.start_slots`), used if they were started
+    for this course's release, and stopped otherwise."""
     start = time.monotonic()
     course.check_assignment(assignment)
     notebook = course.notebook_name(assignment)
@@ -63,7 +66,12 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
         slot_args = (assignment, course.release(assignment), notebook, mode, limits)
         release = (course.release(assignment) / notebook).read_text()
-        with ProcessPoolExecutor(jobs, grading.slot_context(), grading.start_slot, slot_args) as pool:
+        if slots is not None and (slots.args != slot_args or not todo):
+            grading.stop_slots(slots)
+            slots = None
+        jobs = slots.jobs if slots else jobs
+        with slots.pool if slots else ProcessPoolExecutor(jobs, grading.slot_context(), grading.start_slot,
+                                                          slot_args) as pool:
             paths = {s: _submitted_notebook(course, s, assignment, notebook) for s in todo}
             course_secret = secret.course_secret(course.root)
             futures = {pool.submit(grading.grade_in_slot, s, str(path), _salt(course_secret, assignment, s, path)): s
@@ -166,11 +174,7 @@ def _results_path(course: Course, student: str, assignment: str) -> Path:
 
 def _stale(course: Course, student: str, assignment: str, digest: str) -> bool:
     """True unless results.json holds the grading of exactly this submission."""
-    path = _results_path(course, student, assignment)
-    try:
-        return json.loads(path.read_text())["extra_data"].get("digest") != digest
-    except (OSError, ValueError, KeyError):
-        return True
+    return graded_digest(_results_path(course, student, assignment)) != digest
 
 
 def _submitted_notebook(course: Course, student: str, assignment: str, notebook: str) -> Path:

@@ -8,8 +8,10 @@ import multiprocessing.forkserver
 import os
 import resource
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 
@@ -119,14 +121,35 @@ GRADER_MEMORY = 4 * 2**30   # a slot's own cap: oracle requests evaluate the ref
 _slot: Slot | None = None
 
 
+class Slots(NamedTuple):
+    pool: ProcessPoolExecutor
+    args: tuple                   # Slot(*args)
+    jobs: int
+
+
+def start_slots(jobs: int, args: tuple) -> Slots:
+    """A pool of `jobs` slots `Slot(*args)`, each starting its worker now."""
+    pool = ProcessPoolExecutor(jobs, slot_context(), start_slot, args)
+    for _ in range(jobs):
+        pool.submit(int)          # while no slot is idle, each task starts one
+    return Slots(pool, args, jobs)
+
+
+def stop_slots(slots: Slots) -> None:
+    """Slots that will not be used end once their worker has started (not waited for here)."""
+    slots.pool.shutdown(wait=False, cancel_futures=True)
+
+
 def start_slot(*args) -> None:
-    """The pool's initializer: this process becomes a slot, with `Slot(*args)`."""
+    """The pool's initializer: this process becomes a slot, with `Slot(*args)`, and starts its
+    worker (the slot's start-up, not a submission's)."""
     global _slot
     os.environ.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY, GRADER_MEMORY))
     index = (multiprocessing.current_process()._identity or (0,))[0]   # 1..jobs in the pool
     _pin(index)
     _slot = Slot(*args, index=index)
+    _slot.worker.start()
 
 
 def _pin(index: int) -> None:

@@ -8,6 +8,7 @@
   `_Oracle`); every answer is a fresh value.
 """
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -151,3 +152,31 @@ def test_a_slot_keeps_to_one_core_in_turn():
         pinned = python(f"import json, os\nfrom autograder import grading\ngrading._pin({index})\n"
                         "print(json.dumps(sorted(os.sched_getaffinity(0))))")
         assert json.loads(pinned) == [cores[(index - 1) % len(cores)]]
+
+
+def test_slots_started_for_other_settings_are_stopped_and_grading_goes_on(tmp_path):
+    """The CLI starts slots before the course opens, for the release folder nbgrader's defaults
+    give; slots that turn out to be for another folder or other settings are not used."""
+    import dataclasses
+    import shutil
+    from autograder import engine, grading
+    from autograder.course import open_course
+    from autograder.sandbox import Limits
+    from conftest import ASSIGNMENT, copy_course, run_tool
+    course_dir = copy_course(tmp_path / "course")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course_dir)
+    folder = course_dir / "submitted" / "ada" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", folder)
+    course = open_course(course_dir)
+    notebook = f"{ASSIGNMENT}.ipynb"
+    other = dataclasses.replace(Limits(), call_seconds=3.0)
+    before = set(multiprocessing.active_children())
+    early = grading.start_slots(1, (ASSIGNMENT, course.release(ASSIGNMENT), notebook, "bwrap", other))
+    started = set(multiprocessing.active_children()) - before
+    batch = engine.grade(course, ASSIGNMENT, jobs=1, mode="bwrap", progress=False, slots=early)
+    assert [(r.student, r.status, r.score) for r in batch.results] == [("ada", "graded", 100.0)]
+    assert len(started) == 1
+    for process in started:
+        process.join(30)
+        assert not process.is_alive()
