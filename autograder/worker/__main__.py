@@ -11,8 +11,10 @@ Processes inside the sandbox, all as the slot's own unprivileged user:
             started dies with it, and its files vanish with the mounts. Nothing is cleaned up
             by searching, and the next submission starts in a context that never held another.
   notebook  runs the submission's cells in an IPython shell, then forks one part process
-            per graded part, again in fresh namespaces: nothing a part starts or writes
-            survives into the next part.
+            per graded part, in user, mount and IPC namespaces with scratch mounts of its
+            own. When a part ends, the notebook, PID 1 of the submission's PID namespace,
+            kills every other process in it: nothing a part starts or writes survives into
+            the next part.
   part      replaces the earlier parts by oracle proxies, then executes the grader's calls.
             A proxy asks the grader to evaluate the reference; no reference code ever
             enters the sandbox.
@@ -365,40 +367,39 @@ def _reap_orphans() -> None:
 
 
 def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated: bool):
-    """Run one part in a child; with namespaces, in a context of its own whose PID 1 is the
-    part: whatever the part starts or writes is gone when it ends. The part's status comes back
-    as soon as its namespace is empty; tearing the namespace down is not waited for."""
-    if not isolated:
-        pid = _fork()
-        if pid == 0:
-            try:
-                _seal(data.sock.fileno())
-                part(data, namespace, msg)
-            finally:
-                os._exit(0)
-        return _reap(pid)
-    done, tell = os.pipe()
-    keeper = _fork()
-    if keeper == 0:
+    """Run one part in a child. With namespaces, the child has user, mount and IPC namespaces
+    and scratch mounts of its own, and once it has ended this process, PID 1 of the submission's
+    PID namespace, kills everything else in that namespace: nothing the part started or wrote
+    is left for the next part."""
+    pid = _fork()
+    if pid == 0:
         try:
-            os.close(done)
-            isolation.enter(_scratch_dirs(), limits["tmp_bytes"], _kept_dirs())
-            pid = _fork()
-            if pid:
-                status = _exit_code(_reap(pid))     # PID 1 gone: nothing of the part is left
-                os.write(tell, bytes([status & 0xFF]))
-                os._exit(status)
-            os.close(tell)
-            isolation.die_with_parent()
-            isolation.drop_capabilities()
+            if isolated:
+                isolation.die_with_parent()
+                isolation.enter(_scratch_dirs(), limits["tmp_bytes"], _kept_dirs(), pid_namespace=False)
+                isolation.drop_capabilities()
             _seal(data.sock.fileno())
             part(data, namespace, msg)
         finally:
             os._exit(0)
-    os.close(tell)
-    got = os.read(done, 1)
-    os.close(done)
-    return got[0] if got else _reap(keeper)     # the keeper is reaped later (`_reap_orphans`)
+    status = _exit_code(_reap(pid))
+    if isolated:
+        _kill_the_rest()
+    return status
+
+
+def _kill_the_rest() -> None:
+    """As PID 1 of the submission's PID namespace: kill every other process in it, and reap them
+    all (orphans come back to PID 1). Done when no process is left to signal."""
+    while True:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            pass
 
 
 def _seal(keep_fd: int) -> None:

@@ -4,8 +4,10 @@ A process that calls `enter()` gets its own user, mount, IPC and PID namespaces 
 child it forks is PID 1 there), with fresh, empty tmpfs mounts on the scratch directories.
 When that PID 1 exits, the kernel kills every process left in the namespace, and the scratch
 mounts vanish with the last process that sees them: nothing of one context can outlive it, and
-nothing needs to be found and cleaned. `drop_capabilities()` then removes the capabilities the
-new user namespace granted, before any student code runs.
+nothing needs to be found and cleaned. A part, which runs inside a submission, takes all but
+the PID namespace: the submission's PID 1 kills what the part leaves when it ends.
+`drop_capabilities()` then removes the capabilities the new user namespace granted, before any
+student code runs.
 
 Unprivileged user namespaces are needed; `available()` probes for them once (the grader
 falls back to killing descendants and emptying scratch directories where they are missing).
@@ -35,13 +37,15 @@ def _check(result: int, what: str) -> None:
         raise IsolationError(errno, f"{what}: {os.strerror(errno)}")
 
 
-def enter(scratch: list, tmp_bytes: int, keep: list = ()) -> None:
-    """Move this process into new user, mount, IPC and PID namespaces (the PID namespace takes
-    effect for its children) and mount an empty tmpfs on each directory of `scratch`; the
-    directories of `keep` below them (a Python installation bound under /tmp) stay visible."""
+def enter(scratch: list, tmp_bytes: int, keep: list = (), pid_namespace: bool = True) -> None:
+    """Move this process into new user, mount, IPC and (unless not `pid_namespace`) PID
+    namespaces (the PID namespace takes effect for its children) and mount an empty tmpfs on
+    each directory of `scratch`; the directories of `keep` below them (a Python installation
+    bound under /tmp) stay visible."""
     uid, gid = os.getuid(), os.getgid()
     _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)     # /proc/self/uid_map is writable only so
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID), "unshare")
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWPID if pid_namespace else 0)
+    _check(_libc.unshare(flags), "unshare")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as f:
             f.write(text)
