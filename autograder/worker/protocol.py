@@ -35,6 +35,7 @@ _HEAD = struct.Struct("<IB")      # message number, more-packets flag
 _SIZE = struct.Struct("<Q")
 _NUMERIC = set("biufc")
 _DTYPE = re.compile(r"^[<>|=][biufc][0-9]{1,2}$")
+_DTYPES: dict = {}                # dtype strings seen, validated
 
 
 class ProtocolError(Exception):
@@ -101,10 +102,10 @@ def _take(view, offset):
 def _to_tree(value, blobs, describe, depth):
     if depth > MAX_DEPTH:
         raise ProtocolError("value nested too deeply")
-    rec = lambda v: _to_tree(v, blobs, describe, depth + 1)  # noqa: E731
-    if value is None or type(value) in (bool, int, float, str):
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is float or kind is str:
         return value
-    if isinstance(value, (ndarray, generic)):
+    if kind is ndarray or isinstance(value, (ndarray, generic)):
         array = asarray(value)
         if array.dtype.kind not in _NUMERIC or array.dtype.fields is not None:
             raise ProtocolError(f"array of dtype {array.dtype} cannot be sent")
@@ -114,34 +115,36 @@ def _to_tree(value, blobs, describe, depth):
     for plain in (bool, int, float, str):
         if isinstance(value, plain):
             return plain(value)
+    depth += 1
     if isinstance(value, tuple):
-        return {"t": "tuple", "v": [rec(v) for v in value]}
+        return {"t": "tuple", "v": [_to_tree(v, blobs, describe, depth) for v in value]}
     if isinstance(value, list):
-        return [rec(v) for v in value]
+        return [_to_tree(v, blobs, describe, depth) for v in value]
     if isinstance(value, dict) and all(type(k) in (str, int, float, bool) or k is None for k in value):
-        return {"t": "dict", "items": [[k, rec(v)] for k, v in value.items()]}
+        return {"t": "dict", "items": [[k, _to_tree(v, blobs, describe, depth)] for k, v in value.items()]}
     if isinstance(value, Rng):
         return {"t": "rng", "seed": int(value.seed)}
     if isinstance(value, New):
-        return {"t": "new", "cls": value.cls, "args": rec(value.args),
-                "attrs": [[k, rec(v)] for k, v in value.attrs]}
+        return {"t": "new", "cls": value.cls, "args": _to_tree(value.args, blobs, describe, depth),
+                "attrs": [[k, _to_tree(v, blobs, describe, depth)] for k, v in value.attrs]}
     if isinstance(value, Call):
-        return {"t": "call", "fn": value.fn, "args": rec(value.args), "kwargs": rec(value.kwargs),
-                "obj": rec(value.obj)}
+        return {"t": "call", "fn": value.fn, "args": _to_tree(value.args, blobs, describe, depth),
+                "kwargs": _to_tree(value.kwargs, blobs, describe, depth),
+                "obj": _to_tree(value.obj, blobs, describe, depth)}
     described = describe(value) if describe is not None else None
     if isinstance(described, Described):
-        return {"t": "obj", "cls": described.cls, "attrs": rec(described.attrs)}
+        return {"t": "obj", "cls": described.cls, "attrs": _to_tree(described.attrs, blobs, describe, depth)}
     raise ProtocolError(f"a value of type {type(value).__name__} cannot be sent")
 
 
 def _from_tree(tree, blobs, build, depth):
     if depth > MAX_DEPTH:
         raise ProtocolError("value nested too deeply")
-    rec = lambda v: _from_tree(v, blobs, build, depth + 1)  # noqa: E731
     if tree is None or isinstance(tree, (bool, int, float, str)):
         return tree
+    depth += 1
     if isinstance(tree, list):
-        return [rec(v) for v in tree]
+        return [_from_tree(v, blobs, build, depth) for v in tree]
     if not isinstance(tree, dict):
         raise ProtocolError("bad message")
     kind = tree.get("t")
@@ -150,36 +153,39 @@ def _from_tree(tree, blobs, build, depth):
             array = _read_array(blobs[tree["i"]], tree["dtype"], tree["shape"])
             return array[()] if tree.get("scalar") else array
         if kind == "tuple":
-            return tuple(rec(v) for v in tree["v"])
+            return tuple([_from_tree(v, blobs, build, depth) for v in tree["v"]])
         if kind == "dict":
-            items = [(k, rec(v)) for k, v in tree["items"]]
+            items = [(k, _from_tree(v, blobs, build, depth)) for k, v in tree["items"]]
             if not all(k is None or isinstance(k, (str, int, float, bool)) for k, _ in items):
                 raise ProtocolError("bad dict key")
             return dict(items)
         if kind == "rng":
             return Rng(int(tree["seed"]))
         if kind == "new":
-            return New(str(tree["cls"]), tuple(rec(tree["args"])),
-                       tuple((str(k), rec(v)) for k, v in tree["attrs"]))
+            return New(str(tree["cls"]), tuple(_from_tree(tree["args"], blobs, build, depth)),
+                       tuple((str(k), _from_tree(v, blobs, build, depth)) for k, v in tree["attrs"]))
         if kind == "call":
-            obj = rec(tree["obj"])
-            return Call(str(tree["fn"]), tuple(rec(tree["args"])), dict(rec(tree["kwargs"])), obj)
+            obj = _from_tree(tree["obj"], blobs, build, depth)
+            return Call(str(tree["fn"]), tuple(_from_tree(tree["args"], blobs, build, depth)),
+                        dict(_from_tree(tree["kwargs"], blobs, build, depth)), obj)
         if kind == "obj" and build is not None:
-            return build(str(tree["cls"]), rec(tree["attrs"]))
+            return build(str(tree["cls"]), _from_tree(tree["attrs"], blobs, build, depth))
     except (KeyError, IndexError, TypeError, AttributeError, ValueError, OverflowError) as exc:
         raise ProtocolError(f"bad message: {type(exc).__name__}") from None
     raise ProtocolError(f"bad message: unknown node {kind!r}")
 
 
 def _read_array(blob, dtype, shape) -> np.ndarray:
-    if not isinstance(dtype, str) or not _DTYPE.match(dtype):
-        raise ProtocolError(f"array of dtype {dtype!r} refused")
-    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape) or len(shape) > 32:
+    kind = _DTYPES.get(dtype) if type(dtype) is str else None
+    if kind is None:
+        if not isinstance(dtype, str) or not _DTYPE.match(dtype):
+            raise ProtocolError(f"array of dtype {dtype!r} refused")
+        kind = _DTYPES[dtype] = np_dtype(dtype)     # a few dozen strings match the pattern
+    if type(shape) is not list or len(shape) > 32 or not all(type(n) is int and n >= 0 for n in shape):
         raise ProtocolError("bad array shape")
-    dtype = np_dtype(dtype)
-    if math.prod(shape) * dtype.itemsize != len(blob):
+    if math.prod(shape) * kind.itemsize != len(blob):
         raise ProtocolError("array size does not match its shape")
-    return frombuffer(blob, dtype=dtype).reshape(shape).copy()
+    return frombuffer(blob, dtype=kind).reshape(shape).copy()
 
 
 class Channel:
