@@ -149,7 +149,10 @@ def start_slot(*args) -> None:
     index = (multiprocessing.current_process()._identity or (0,))[0]   # 1..jobs in the pool
     _pin(index)
     _slot = Slot(*args, index=index)
-    _slot.worker.start()
+    try:
+        _slot.worker.start()
+    except Exception:   # the first submission starts it again, and reports why it cannot
+        _slot.worker.close()
 
 
 def _pin(index: int) -> None:

@@ -1,24 +1,30 @@
 """The grader's shortcuts give exactly what the long way gives, and its start-up stays light.
 
-* Slots: a slot imports no nbgrader, and keeps to one core with its worker.
+* Slots: a slot imports no nbgrader and keeps to one core with its worker; slots started early
+  for other settings are not used; a worker that cannot start is reported per submission.
 * Release cells: the zygote transforms, parses and compiles the release notebook's cells once
   (autograder/worker/cells.py). A notebook must run the same with and without that memory,
   including when student code changes how IPython reads cells.
 * Oracle replies: a part asks the grader once per distinct request (autograder/worker/__main__.py,
   `_Oracle`); every answer is a fresh value.
 """
+import dataclasses
 import json
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 
-import numpy as np
 import nbformat
+import numpy as np
 
+from autograder import engine, grading
+from autograder.course import open_course
+from autograder.sandbox import Limits
 from autograder.worker import __main__ as worker
 from autograder.worker.protocol import decode, encode
-from conftest import ROOT
+from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
 
 HARNESS = r"""
 import json, sys
@@ -157,12 +163,6 @@ def test_a_slot_keeps_to_one_core_in_turn():
 def test_slots_started_for_other_settings_are_stopped_and_grading_goes_on(tmp_path):
     """The CLI starts slots before the course opens, for the release folder nbgrader's defaults
     give; slots that turn out to be for another folder or other settings are not used."""
-    import dataclasses
-    import shutil
-    from autograder import engine, grading
-    from autograder.course import open_course
-    from autograder.sandbox import Limits
-    from conftest import ASSIGNMENT, copy_course, run_tool
     course_dir = copy_course(tmp_path / "course")
     run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course_dir)
     folder = course_dir / "submitted" / "ada" / ASSIGNMENT
@@ -180,3 +180,24 @@ def test_slots_started_for_other_settings_are_stopped_and_grading_goes_on(tmp_pa
     for process in started:
         process.join(30)
         assert not process.is_alive()
+
+
+def test_a_worker_that_cannot_start_is_reported_per_submission():
+    """Slots start their worker as they start; if it cannot start, each submission says why
+    (as when the worker is started by the first submission), instead of breaking the pool."""
+    code = f"""
+import json
+from pathlib import Path
+from autograder import grading, sandbox
+
+def broken(self):
+    raise sandbox.WorkerDied("no sandbox here")
+sandbox.Worker.start = broken
+grading.start_slot("{ASSIGNMENT}", Path("{ROOT}/assignments/{ASSIGNMENT}"), "{ASSIGNMENT}.ipynb", "bwrap",
+                   sandbox.Limits())
+result, notebook = grading.grade_in_slot("ada", "{ROOT}/solutions/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", b"")
+print(json.dumps([result.status, result.notes, notebook]))
+"""
+    status, notes, notebook = json.loads(python(code).splitlines()[-1])
+    assert status == "error" and notebook is None
+    assert notes == ["internal grading error: WorkerDied: no sandbox here"]
