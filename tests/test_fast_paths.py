@@ -128,7 +128,7 @@ def test_a_repeated_oracle_request_is_answered_from_memory_with_a_fresh_value():
 def test_oracle_memory_is_bounded():
     wire = _Wire(lambda request: {"value": np.zeros(2**16)})
     oracle = worker._Oracle(wire)
-    oracle.MEMORY_BYTES = 7 * 2**18      # room for three replies of 512 KiB
+    oracle.MEMORY_BYTES = 7 * 2**18      # room for three replies of 512 KiB and their requests
     zeros = oracle.proxy({"name": "zeros", "kind": "function"})
     for _ in range(2):
         for n in range(6):

@@ -488,7 +488,7 @@ class _Oracle:
         self.data = data
         self.classes: dict = {}
         self.replies: dict = {}     # encoded request -> encoded reply
-        self.remembered = 0
+        self.remembered = 0         # bytes of both
 
     def ask(self, request: dict):
         message = encode({"op": "oracle", **request}, self.describe)
@@ -496,9 +496,10 @@ class _Oracle:
         if raw is None:
             self.data.send(message)
             raw = self.data.recv()
-            if self.remembered + len(raw) <= self.MEMORY_BYTES:
+            size = len(message) + len(raw)
+            if self.remembered + size <= self.MEMORY_BYTES:
                 self.replies[message] = raw
-                self.remembered += len(raw)
+                self.remembered += size
         reply = decode(raw, self.build)
         if "error" in reply:
             raise OracleError(reply["error"])
