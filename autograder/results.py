@@ -12,7 +12,7 @@ sum, and the late penalty is taken off the total, as `nbgrader export` does.
 """
 import csv
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .checks import CheckResult, PartResult
@@ -146,7 +146,7 @@ def to_json(result: Result) -> dict:
             "tampering": result.tampering, "notes": result.notes, "digest": result.digest,
             "recorded": result.recorded, "cells": result.cells,
             "parts": [{"name": p.name, "score": p.score, "max_score": p.max_score, "status": p.status,
-                       "checks": [asdict(c) for c in p.checks]} for p in result.parts],
+                       "checks": [dict(vars(c)) for c in p.checks]} for p in result.parts],   # flat
         },
     }
 
