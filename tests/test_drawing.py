@@ -32,7 +32,7 @@ def counting(self, *args, **kwargs):
     init(self, *args, **kwargs)
 matplotlib.artist.Artist.__init__ = counting
 
-shell = prepare()
+shell, _ = prepare()
 report = {"cells": []}
 for source in json.load(sys.stdin):
     before = built[0]

@@ -7,6 +7,8 @@
   including when student code changes how IPython reads cells.
 * Oracle replies: a part asks the grader once per distinct request (autograder/worker/__main__.py,
   `_Oracle`); every answer is a fresh value.
+* Font list: matplotlib scans the fonts once per machine; later workers start from the list the
+  first one made (`sandbox.font_list_dir`), and a list matplotlib refuses is made again.
 """
 import dataclasses
 import json
@@ -19,7 +21,7 @@ import sys
 import nbformat
 import numpy as np
 
-from autograder import engine, grading
+from autograder import engine, grading, sandbox
 from autograder.course import open_course
 from autograder.sandbox import Limits
 from autograder.worker import __main__ as worker
@@ -33,7 +35,7 @@ from IPython.core.compilerop import CachingCompiler
 from worker.__main__ import prepare
 from worker.invoke import describe_exception
 
-shell = prepare()
+shell, _ = prepare()
 parsed = [0]
 parse = CachingCompiler.ast_parse
 def counting(self, *args, **kwargs):
@@ -201,3 +203,40 @@ print(json.dumps([result.status, result.notes, notebook]))
     status, notes, notebook = json.loads(python(code).splitlines()[-1])
     assert status == "error" and notebook is None
     assert notes == ["internal grading error: WorkerDied: no sandbox here"]
+
+
+def _start_worker() -> bool:
+    """Start and stop a worker; whether it had to scan the fonts."""
+    worker_ = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, Limits(), sandbox.slot_uid(1))
+    try:
+        worker_.start()
+        return worker_.fonts_scanned
+    finally:
+        worker_.close()
+
+
+def test_workers_start_from_the_font_list_the_first_one_made(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert _start_worker() is True
+    [kept] = sandbox.font_list_dir("bwrap").glob("fontlist-*.json")
+    made = kept.read_text()
+    assert _fonts(made)
+    assert _start_worker() is False and kept.read_text() == made
+    kept.write_text('{"_version": "not this matplotlib"')      # matplotlib refuses it: made again
+    assert _start_worker() is True and _fonts(kept.read_text()) == _fonts(made)
+
+
+def _fonts(text: str) -> set:
+    font_list = json.loads(text)
+    return {entry["fname"] for entry in font_list["ttflist"] + font_list["afmlist"]}
+
+
+def test_only_font_lists_are_kept(tmp_path, monkeypatch):
+    """The list comes from a worker before any student code runs; even so, only a font list's
+    file name is written, and only inside the cache folder."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sandbox._keep_font_list("bwrap", {"../fontlist-up.json": "{}", "fontlist-a/../../b.json": "{}",
+                                      "matplotlibrc.json": "{}", "fontlist-v1.json": 3})
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    sandbox._keep_font_list("bwrap", {"fontlist-v1.json": "{}"})
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["fontlist-v1.json"]

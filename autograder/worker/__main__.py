@@ -46,18 +46,22 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def main() -> None:
     ctl = Channel(socket.socket(fileno=CTL_FD))
-    shell = prepare()
+    shell, fonts = prepare()
     isolation.undumpable()                            # no ptrace or /proc/<pid>/mem by children
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans come back here to be reaped
     scratch = _scratch_dirs()
     isolated = os.environ.get("ATTNLAB_ISOLATE") == "1" and \
         isolation.available(scratch, int(os.environ.get("ATTNLAB_TMP_BYTES", 2**20)), _kept_dirs())
-    ctl.send(encode({"event": "ready", "isolated": isolated}))
+    ctl.send(encode({"event": "ready", "isolated": isolated, "fonts": fonts}))
     zygote(ctl, shell, isolated)
 
 
 def prepare():
-    """Import what notebooks use, once; plots go off-screen and `%matplotlib` does nothing."""
+    """Import what notebooks use, once; plots go off-screen and `%matplotlib` does nothing.
+    (the shell, the font list matplotlib made if it had to scan the fonts: {file name: text})"""
+    import gc
+    gc.disable()      # imports make many objects and little garbage: collecting took 5 % of the start
+    seeded = _seed_font_list()
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.figure
@@ -92,11 +96,42 @@ def prepare():
     install(shell)    # under autograde, plots are recorded, and built only if student code reads them
     from .cells import learn_release
     learn_release(shell)
-    import gc
     import numpy.random  # noqa: F401 -- loaded on first use otherwise: once per notebook, not once here
     shell.run_cell("pass", store_history=False)   # the first cell imports more of IPython
+    gc.enable()
     gc.freeze()       # notebooks share these pages with the zygote: their collections leave them alone
-    return shell
+    return shell, _new_font_lists(matplotlib.get_cachedir(), seeded)
+
+
+def _seed_font_list() -> dict:
+    """Copy the font list the grader kept (ATTNLAB_FONTS) to where matplotlib looks for it.
+    {file name: text} of what was copied."""
+    seeded = {}
+    source, cache = os.environ.get("ATTNLAB_FONTS"), os.environ.get("MPLCONFIGDIR")
+    try:
+        os.makedirs(cache, exist_ok=True)
+        for name in os.listdir(source):
+            if name.startswith("fontlist-") and name.endswith(".json"):
+                with open(os.path.join(source, name)) as f:
+                    seeded[name] = f.read()
+                with open(os.path.join(cache, name), "w") as f:
+                    f.write(seeded[name])
+    except (OSError, TypeError, UnicodeDecodeError):
+        pass
+    return seeded
+
+
+def _new_font_lists(cache: str, seeded: dict) -> dict:
+    """The font lists in `cache` that matplotlib wrote itself (it scanned the fonts)."""
+    made = {}
+    try:
+        for name in os.listdir(cache):
+            if name.startswith("fontlist-") and name.endswith(".json"):
+                with open(os.path.join(cache, name)) as f:
+                    made[name] = f.read()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {name: text for name, text in made.items() if seeded.get(name) != text}
 
 
 # --------------------------------------------------------------------------------- zygote
