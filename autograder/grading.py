@@ -7,6 +7,7 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import resource
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -128,8 +129,11 @@ class Slots(NamedTuple):
 
 
 def start_slots(jobs: int, args: tuple) -> Slots:
-    """A pool of `jobs` slots `Slot(*args)`, each starting its worker now."""
-    pool = ProcessPoolExecutor(jobs, slot_context(), start_slot, args)
+    """A pool of `jobs` slots `Slot(*args)`, each starting its worker now. While this process
+    runs no other thread (the CLI starts the slots before nbgrader loads), the slots are forked
+    from it: they are ready 0.3 s sooner than from the server, which would import their code again."""
+    context = multiprocessing.get_context("fork") if threading.active_count() == 1 else slot_context()
+    pool = ProcessPoolExecutor(jobs, context, start_slot, args)
     for _ in range(jobs):
         pool.submit(int)          # while no slot is idle, each task starts one
     return Slots(pool, args, jobs)

@@ -26,6 +26,7 @@ The grader computes every verdict from the values sent back; nothing the student
 in here (patching NumPy, IPython hooks, replacing builtins) reaches the grader's process.
 """
 import ctypes
+import gc
 import os
 import resource
 import select
@@ -59,7 +60,6 @@ def main() -> None:
 def prepare():
     """Import what notebooks use, once; plots go off-screen and `%matplotlib` does nothing.
     (the shell, the font list matplotlib made if it had to scan the fonts: {file name: text})"""
-    import gc
     gc.disable()      # imports make many objects and little garbage: collecting took 5 % of the start
     seeded = _seed_font_list()
     import matplotlib
@@ -383,6 +383,7 @@ def notebook(data: Channel, shell, limits: dict, isolated: bool) -> None:
             data.send(encode({"seq": seq, **_run_cell(shell, msg["source"])}))
         elif op == "part":
             _reap_orphans()
+            gc.freeze()   # what the cells made: the parts' collections leave those pages unwritten
             status = _run_part(data, shell.user_ns, msg, limits, isolated)
             data.send(encode({"seq": seq, "event": "part_end", "status": status}))
         elif op == "end":
