@@ -229,6 +229,18 @@ class Trial:
         self.observed.append((call, value))
         return value, given
 
+    def students(self, calls) -> list:
+        """The student's results for independent `calls`, asked for at once (one round trip to
+        the worker instead of one per call); fails as `student` does at the first that raises."""
+        calls = list(calls)
+        results, error = self.runner.run_many(calls)
+        self.observed += [(call, value) for call, (value, _) in zip(calls, results)]
+        if error is not None:
+            failed = calls[len(results)]
+            self.observed.append((failed, Raised(str(error))))
+            raise CheckFailed(f"{failed.describe()} {error}")
+        return [value for value, _ in results]
+
     def reference(self, call: Call):
         return self.suite.reference_result(call)
 

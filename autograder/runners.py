@@ -59,6 +59,9 @@ class LocalRunner:
         except ProtocolError as exc:
             raise StudentError(f"returned a value that cannot be graded: {exc}") from None
 
+    def run_many(self, calls) -> tuple:
+        return _one_by_one(self.run, calls)
+
 
 class SandboxRunner:
     """Runs a submission in the sandboxed worker: its cells first, then the suite's calls.
@@ -184,17 +187,49 @@ class SandboxRunner:
             self._end_context()
 
     def run(self, call):
+        results, error = self.run_many([call])
+        if error:
+            raise error
+        return results[0]
+
+    def run_many(self, calls) -> tuple:
+        """Independent calls, sent in one message: the worker runs them in turn and replies to
+        each as it returns, and stops at the first that raises. Each call has the call limit of
+        its own. (the results until the first failure, its StudentError or None)"""
+        calls, results = list(calls), []
+        seq = self._send_calls(calls)
+        for index, call in enumerate(calls):
+            message = self._reply(seq, index, call)
+            try:
+                results.append(self._result(call, message))
+            except StudentError as exc:
+                if "error" not in message:          # the worker goes on: read its other replies
+                    for later in range(index + 1, len(calls)):
+                        self._reply(seq, later, calls[later])
+                return results, exc
+        return results, None
+
+    def _send_calls(self, calls: list) -> int:
+        try:
+            return self._send({"op": "invoke", "calls": calls})
+        except (sandbox.NotebookDied, sandbox.WorkerDied):
+            self._end_context()
+            raise PartAborted("crashed", f"{calls[0].describe()} crashed the worker; the rest of this "
+                                         "part was not run") from None
+
+    def _reply(self, seq: int, index: int, call):
+        """The worker's reply to call `index` of request `seq`, answering the oracle requests
+        the call makes meanwhile."""
         deadline = self._deadline(self.limits.call_seconds)
         try:
-            seq = self._send({"op": "invoke", "call": call})
             while True:
                 size, message = self.worker.receive(deadline, self._build)
                 if message.get("op") == "oracle":
                     reply = self._oracle(message) if size <= self.ORACLE_BYTES else \
                         {"error": f"the request of {size} bytes is too large for the reference"}
                     self.worker.send(reply, self._describe)
-                elif message.get("seq") == seq and "event" not in message:
-                    return self._result(call, message)
+                elif message.get("seq") == seq and message.get("i") == index and "event" not in message:
+                    return message
                 elif message.get("seq") == self.part_seq and message.get("event") == "part_end":
                     self.part_seq = None
                     raise PartAborted("crashed", f"{call.describe()} ended the process (exit status "
@@ -300,6 +335,17 @@ class SandboxRunner:
 
 
 FLOAT_LIMIT = 1e6
+
+
+def _one_by_one(run, calls) -> tuple:
+    """`run_many` by calling `run` for each call in turn."""
+    results = []
+    for call in calls:
+        try:
+            results.append(run(call))
+        except StudentError as exc:
+            return results, exc
+    return results, None
 
 
 def _public_methods(cls) -> list:

@@ -7,6 +7,8 @@
   including when student code changes how IPython reads cells.
 * Oracle replies: a part asks the grader once per distinct request (autograder/worker/__main__.py,
   `_Oracle`); every answer is a fresh value.
+* Batched calls: a check's independent calls reach the worker in one message; each is answered
+  as it returns, the worker stops at the first that raises, and each call keeps its own limit.
 * Font list: matplotlib scans the fonts once per machine; later workers start from the list the
   first one made (`sandbox.font_list_dir`), and a list matplotlib refuses is made again.
 """
@@ -17,12 +19,17 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import nbformat
 import numpy as np
+import pytest
 
-from autograder import engine, grading, sandbox
+from autograder import engine, grading, labs, sandbox
+from autograder.checks import PartAborted
 from autograder.course import open_course
+from autograder.runners import SandboxRunner
+from autograder.worker.invoke import Call
 from autograder.sandbox import Limits
 from autograder.worker import __main__ as worker
 from autograder.worker.protocol import decode, encode
@@ -240,3 +247,41 @@ def test_only_font_lists_are_kept(tmp_path, monkeypatch):
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
     sandbox._keep_font_list("bwrap", {"fontlist-v1.json": "{}"})
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["fontlist-v1.json"]
+
+
+BATCH_CELL = """
+import time
+calls = []
+def f(x):
+    calls.append(x)
+    if x == 3:
+        raise ValueError("three")
+    if x == 5:
+        time.sleep(60)
+    return (x * 10, list(calls))
+"""
+
+
+def test_a_batch_of_calls_is_answered_call_by_call_and_stops_at_the_first_failure():
+    limits = Limits()
+    suite = labs.load(ASSIGNMENT).suite
+    worker_ = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, limits, sandbox.slot_uid(1))
+    worker_.start()
+    runner = SandboxRunner(worker_, suite, [BATCH_CELL], limits)
+    f = [Call("f", (x,), {}, None) for x in range(8)]
+    try:
+        with runner.part(next(iter(suite.parts)), []) as ready:
+            assert ready is True
+            results, error = runner.run_many([f[1], f[2], f[3], f[4]])
+            assert [value for value, _ in results] == [(10, [1]), (20, [1, 2])]
+            assert "ValueError: three" in str(error)
+            assert runner.run(f[6])[0] == (60, [1, 2, 3, 6])        # 4 never ran; the channel is in step
+            start = time.monotonic()
+            with pytest.raises(PartAborted) as aborted:
+                runner.run_many([f[4], f[5], f[6], f[7]])
+            assert aborted.value.status == "timeout"
+            assert f"did not return within {limits.call_seconds:g} s" in str(aborted.value)
+            assert time.monotonic() - start < 2 * limits.call_seconds + 1     # one call's limit, not four
+    finally:
+        runner.finish()
+        worker_.close()

@@ -15,9 +15,10 @@ Processes inside the sandbox, all as the slot's own unprivileged user:
             own. When a part ends, the notebook, PID 1 of the submission's PID namespace,
             kills every other process in it: nothing a part starts or writes survives into
             the next part.
-  part      replaces the earlier parts by oracle proxies, then executes the grader's calls.
-            A proxy asks the grader to evaluate the reference; no reference code ever
-            enters the sandbox.
+  part      replaces the earlier parts by oracle proxies, then executes the grader's calls
+            (a request may hold several: each is replied to as it returns, and the first
+            that raises ends the request). A proxy asks the grader to evaluate the
+            reference; no reference code ever enters the sandbox.
 
 Where unprivileged user namespaces are missing (the `user` and `none` modes on some hosts),
 the zygote falls back to killing every descendant and emptying the scratch directories.
@@ -497,14 +498,17 @@ def part(data: Channel, namespace: dict, msg: dict) -> None:
         request = decode(data.recv())
         if request["op"] != "invoke":
             return
-        try:
-            value, given = execute(request["call"], namespace)
-            reply = encode({"seq": request["seq"], "value": value, "given": given}, oracle.describe)
-        except ProtocolError as exc:
-            reply = encode({"seq": request["seq"], "error": f"returned a value that cannot be graded: {exc}"})
-        except BaseException as exc:
-            reply = encode({"seq": request["seq"], "error": describe_exception(exc), "kind": _kind(exc)})
-        data.send(reply)
+        for index, call in enumerate(request["calls"]):   # each replied to as it returns
+            head = {"seq": request["seq"], "i": index}
+            try:
+                value, given = execute(call, namespace)
+                data.send(encode({**head, "value": value, "given": given}, oracle.describe))
+            except ProtocolError as exc:
+                data.send(encode({**head, "error": f"returned a value that cannot be graded: {exc}"}))
+                break
+            except BaseException as exc:
+                data.send(encode({**head, "error": describe_exception(exc), "kind": _kind(exc)}))
+                break
 
 
 class OracleError(RuntimeError):

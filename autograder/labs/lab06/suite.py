@@ -879,7 +879,7 @@ def token(t, got, vocab):
 
 
 def draws(t, logits, seeds, **how) -> list:
-    return [token(t, t.student(C.sample_token(logits, seed, **how)), len(logits)) for seed in seeds]
+    return [token(t, got, len(logits)) for got in t.students(C.sample_token(logits, seed, **how) for seed in seeds)]
 
 
 @check("sample_token", "greedy returns the argmax, as an int, whatever the other settings", 0.75, tol=None)
