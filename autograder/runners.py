@@ -60,7 +60,13 @@ class LocalRunner:
             raise StudentError(f"returned a value that cannot be graded: {exc}") from None
 
     def run_many(self, calls) -> tuple:
-        return _one_by_one(self.run, calls)
+        results = []
+        for call in calls:
+            try:
+                results.append(self.run(call))
+            except StudentError as exc:
+                return results, exc
+        return results, None
 
 
 class SandboxRunner:
@@ -335,17 +341,6 @@ class SandboxRunner:
 
 
 FLOAT_LIMIT = 1e6
-
-
-def _one_by_one(run, calls) -> tuple:
-    """`run_many` by calling `run` for each call in turn."""
-    results = []
-    for call in calls:
-        try:
-            results.append(run(call))
-        except StudentError as exc:
-            return results, exc
-    return results, None
 
 
 def _public_methods(cls) -> list:

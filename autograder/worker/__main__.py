@@ -107,32 +107,34 @@ def prepare():
 def _seed_font_list() -> dict:
     """Copy the font list the grader kept (ATTNLAB_FONTS) to where matplotlib looks for it.
     {file name: text} of what was copied."""
-    seeded = {}
-    source, cache = os.environ.get("ATTNLAB_FONTS"), os.environ.get("MPLCONFIGDIR")
+    seeded, cache = {}, os.environ.get("MPLCONFIGDIR")
     try:
         os.makedirs(cache, exist_ok=True)
-        for name in os.listdir(source):
-            if name.startswith("fontlist-") and name.endswith(".json"):
-                with open(os.path.join(source, name)) as f:
-                    seeded[name] = f.read()
-                with open(os.path.join(cache, name), "w") as f:
-                    f.write(seeded[name])
-    except (OSError, TypeError, UnicodeDecodeError):
+        for name, text in _font_lists(os.environ.get("ATTNLAB_FONTS")).items():
+            with open(os.path.join(cache, name), "w") as f:
+                f.write(text)
+            seeded[name] = text
+    except (OSError, TypeError):
         pass
     return seeded
 
 
 def _new_font_lists(cache: str, seeded: dict) -> dict:
     """The font lists in `cache` that matplotlib wrote itself (it scanned the fonts)."""
-    made = {}
+    return {name: text for name, text in _font_lists(cache).items() if seeded.get(name) != text}
+
+
+def _font_lists(folder) -> dict:
+    """{file name: text} of matplotlib's font lists in `folder` ({} if it cannot be read)."""
+    found = {}
     try:
-        for name in os.listdir(cache):
+        for name in os.listdir(folder):
             if name.startswith("fontlist-") and name.endswith(".json"):
-                with open(os.path.join(cache, name)) as f:
-                    made[name] = f.read()
-    except (OSError, UnicodeDecodeError):
+                with open(os.path.join(folder, name)) as f:
+                    found[name] = f.read()
+    except (OSError, TypeError, UnicodeDecodeError):
         return {}
-    return {name: text for name, text in made.items() if seeded.get(name) != text}
+    return found
 
 
 # --------------------------------------------------------------------------------- zygote
