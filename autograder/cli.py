@@ -12,7 +12,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from . import __version__, labs, sandbox  # noqa: E402
 from .config import MIN_MEMORY_MIB, AttnLab  # noqa: E402
 from traitlets import TraitError  # noqa: E402
-from .course import CourseError, folder_digest, graded_digest, load_config, open_course  # noqa: E402
+from .course import CourseError, folder_digest, graded_digest, load_config, open_course, submitted_notebook  # noqa: E402
 from .messages import points  # noqa: E402
 from .results import late_text  # noqa: E402
 
@@ -149,10 +149,12 @@ def _grade(args) -> int:
 
 
 def _early_slots(args):
-    """Grading slots for the release folder that nbgrader's defaults give, started before
-    nbgrader loads and the course opens (a second, in which the workers start). The engine
-    uses them only if the course confirms the folder and the settings. None if unsure."""
-    from . import grading
+    """Grading slots for the folders that nbgrader's defaults give, started before nbgrader
+    loads and the course opens (a second), grading at once the submissions that changed since
+    they were graded (all with --force). The engine uses the slots only if the course confirms
+    the release folder and the settings, and of their gradings only those it asks for itself
+    (same student, notebook and salt). None if unsure."""
+    from . import grading, secret
     root = Path(args.course).resolve()
     try:
         config = load_config(root)
@@ -160,16 +162,20 @@ def _early_slots(args):
         found = sorted(release.glob("*.ipynb"))
         mode = sandbox.probe_mode(args.sandbox)
         limits = course_limits(config, args)
-    except (CourseError, sandbox.SandboxUnavailable, OSError):
-        return None
-    waiting = [folder for folder in sorted(root.glob(f"submitted/*/{args.assignment}"))
-               if folder.parent.name in (args.student or [folder.parent.name]) and
-               (args.force or graded_digest(root / "autograded" / folder.parent.name / args.assignment /
-                                            "results.json") != folder_digest(folder))]
-    if len(found) != 1 or not waiting:
+        waiting = [folder for folder in sorted(root.glob(f"submitted/*/{args.assignment}"))
+                   if folder.parent.name in (args.student or [folder.parent.name]) and
+                   (args.force or graded_digest(root / "autograded" / folder.parent.name / args.assignment /
+                                                "results.json") != folder_digest(folder))]
+        if len(found) != 1 or not waiting:
+            return None
+        course_secret = secret.course_secret(root)
+        paths = {folder.parent.name: submitted_notebook(folder, found[0].name) for folder in waiting}
+        tasks = [grading.Task(s, str(path), secret.submission_salt(course_secret, args.assignment, s, path))
+                 for s, path in paths.items()]
+    except (CourseError, sandbox.SandboxUnavailable, OSError, ValueError):
         return None
     jobs = min(args.jobs or os.cpu_count() or 1, len(waiting))
-    return grading.start_slots(jobs, (args.assignment, release, found[0].name, mode, limits))
+    return grading.start_slots(jobs, (args.assignment, release, found[0].name, mode, limits), tasks)
 
 
 def course_limits(config, args) -> sandbox.Limits:

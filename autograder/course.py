@@ -84,6 +84,13 @@ def folder_digest(folder: Path) -> str:
     return h.hexdigest()
 
 
+def submitted_notebook(folder: Path, notebook: str) -> Path:
+    """The expected notebook in a submission `folder`, or the only notebook submitted under
+    another name (an LMS renames `lab05_transformers.ipynb` to `Lab05 Transformers (1).ipynb`)."""
+    found = sorted(folder.glob("*.ipynb"))
+    return folder / notebook if (folder / notebook).exists() or len(found) != 1 else found[0]
+
+
 def graded_digest(results: Path) -> str | None:
     """The digest of the submission that a results.json grades (None: no readable one)."""
     try:

@@ -21,7 +21,7 @@ import nbformat
 from tqdm import tqdm
 
 from . import gradebook, grading, labs, results, secret
-from .course import Course, CourseError, graded_digest
+from .course import Course, CourseError, graded_digest, submitted_notebook
 from .gradebook import GradebookWriter
 from .results import Result
 from .sandbox import Limits
@@ -46,7 +46,8 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     graded (all with `force`): record them in the gradebook, then write their files.
 
     `slots`: slots the caller started early (`grading.start_slots`), used if they were started
-    for this course's release, and stopped otherwise."""
+    for this course's release, and stopped otherwise; of the grading they began, what this run
+    grades is kept, the rest dropped."""
     start = time.monotonic()
     course.check_assignment(assignment)
     notebook = course.notebook_name(assignment)
@@ -72,10 +73,11 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         jobs = slots.jobs if slots else jobs
         with slots.pool if slots else ProcessPoolExecutor(jobs, grading.slot_context(), grading.start_slot,
                                                           slot_args) as pool:
-            paths = {s: _submitted_notebook(course, s, assignment, notebook) for s in todo}
+            paths = {s: submitted_notebook(course.path("submitted", s, assignment), notebook) for s in todo}
             course_secret = secret.course_secret(course.root)
-            futures = {pool.submit(grading.grade_in_slot, s, str(path), _salt(course_secret, assignment, s, path)): s
-                       for s, path in paths.items()}
+            tasks = {s: grading.Task(s, str(path), secret.submission_salt(course_secret, assignment, s, path))
+                     for s, path in paths.items()}
+            futures = {future: s for s, future in grading.submit(pool, tasks, slots.early if slots else {}).items()}
             bar = tqdm(as_completed(futures), total=len(futures), desc=f"grading {assignment}", unit="nb",
                        disable=not progress, dynamic_ncols=True)
             pending, since = [], time.monotonic()
@@ -108,11 +110,6 @@ def _flush(course: Course, assignment: str, notebook: str, gradebook, pending: l
         result.recorded = recorded[result.student]
         _write(course, assignment, notebook, result, graded_notebook)
     return {result.student: result for result, _ in pending}
-
-
-def _salt(course_secret: bytes, assignment: str, student: str, path: Path) -> bytes:
-    """The submission's salt of the hidden inputs (see `secret`)."""
-    return secret.salt(course_secret, assignment, student, path.read_bytes() if path.is_file() else b"")
 
 
 def class_results(course: Course, assignment: str, suite, fresh: dict | None = None) -> list:
@@ -175,14 +172,6 @@ def _results_path(course: Course, student: str, assignment: str) -> Path:
 def _stale(course: Course, student: str, assignment: str, digest: str) -> bool:
     """True unless results.json holds the grading of exactly this submission."""
     return graded_digest(_results_path(course, student, assignment)) != digest
-
-
-def _submitted_notebook(course: Course, student: str, assignment: str, notebook: str) -> Path:
-    """The expected notebook, or the only notebook submitted under another name (an LMS renames
-    `lab05_transformers.ipynb` to `Lab05 Transformers (1).ipynb`)."""
-    folder = course.path("submitted", student, assignment)
-    found = sorted(folder.glob("*.ipynb"))
-    return folder / notebook if (folder / notebook).exists() or len(found) != 1 else found[0]
 
 
 def _placeholder(release: str, result: Result) -> str:

@@ -128,7 +128,7 @@ def _salt(root: Path, assignment: str, notebook: Path) -> bytes:
         users = []
     student = ",".join(sorted(str(u.get("id", u.get("email", ""))) for u in users if isinstance(u, dict)))
     key = bytes.fromhex((root / "source" / "secret").read_text().strip())
-    return secret.salt(key, assignment, student, notebook.read_bytes() if notebook.is_file() else b"")
+    return secret.submission_salt(key, assignment, student, notebook)
 
 
 def lateness(result: results.Result, metadata: dict, method: str) -> dict:

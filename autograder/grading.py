@@ -122,25 +122,49 @@ GRADER_MEMORY = 4 * 2**30   # a slot's own cap: oracle requests evaluate the ref
 _slot: Slot | None = None
 
 
+class Task(NamedTuple):
+    """One submission to grade: `grade_in_slot(*task)`."""
+    student: str
+    path: str
+    salt: bytes
+
+
 class Slots(NamedTuple):
     pool: ProcessPoolExecutor
     args: tuple                   # Slot(*args)
     jobs: int
+    early: dict                   # {student: (Task, future)}: grading begun before it was asked for
 
 
-def start_slots(jobs: int, args: tuple) -> Slots:
-    """A pool of `jobs` slots `Slot(*args)`, each starting its worker now. While this process
-    runs no other thread (the CLI starts the slots before nbgrader loads), the slots are forked
-    from it: they are ready 0.3 s sooner than from the server, which would import their code again."""
+def start_slots(jobs: int, args: tuple, tasks=()) -> Slots:
+    """A pool of `jobs` slots `Slot(*args)`, each starting its worker now, then grading `tasks`
+    (what the caller expects to be asked for: `submit` keeps what it is asked for). While this
+    process runs no other thread (the CLI starts the slots before nbgrader loads), the slots are
+    forked from it: they are ready 0.3 s sooner than from the server, which would import their
+    code again."""
     context = multiprocessing.get_context("fork") if threading.active_count() == 1 else slot_context()
     pool = ProcessPoolExecutor(jobs, context, start_slot, args)
     for _ in range(jobs):
         pool.submit(int)          # while no slot is idle, each task starts one
-    return Slots(pool, args, jobs)
+    return Slots(pool, args, jobs, {t.student: (t, pool.submit(grade_in_slot, *t)) for t in tasks})
+
+
+def submit(pool: ProcessPoolExecutor, tasks: dict, early: dict) -> dict:
+    """{student: future} of `tasks` ({student: Task}): a grading begun `early` for exactly that
+    task is kept, every other one is cancelled (or, begun already, its result is dropped)."""
+    futures = {}
+    for student, task in tasks.items():
+        begun, future = early.get(student, (None, None))
+        futures[student] = future if begun == task else pool.submit(grade_in_slot, *task)
+    for student, (begun, future) in early.items():
+        if futures.get(student) is not future:
+            future.cancel()
+    return futures
 
 
 def stop_slots(slots: Slots) -> None:
-    """Slots that will not be used end once their worker has started (not waited for here)."""
+    """Slots that will not be used end once their worker has started, or once the submission
+    they grade is graded (not waited for here)."""
     slots.pool.shutdown(wait=False, cancel_futures=True)
 
 

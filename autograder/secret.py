@@ -41,3 +41,8 @@ def salt(secret: bytes, assignment: str, student: str, notebook: bytes) -> bytes
     """The salt of one submission: the assignment, the student and the notebook's content."""
     digest = hashlib.sha256(notebook).hexdigest()
     return hmac.new(secret, f"{assignment}\0{student}\0{digest}".encode(), hashlib.sha256).digest()
+
+
+def submission_salt(secret: bytes, assignment: str, student: str, path: Path) -> bytes:
+    """`salt` of the notebook at `path` (of no bytes if it is missing)."""
+    return salt(secret, assignment, student, path.read_bytes() if path.is_file() else b"")

@@ -62,19 +62,22 @@ NBGRADER = [str(BIN / "nbgrader"), "autograde", "--Autograde.exporter_class=nbco
 
 # Run `attnlab grade` and report on stderr's last line its own CPU seconds (the main process
 # only): in all, and while it handled the results (from receiving one to waiting for the next).
-GRADE = """import json, resource, sys, time
+# The engine is not imported here: the CLI starts its slots before it imports nbgrader, and a
+# measurement that imported it first would start them a second late.
+GRADE = """import concurrent.futures, json, resource, sys, time
+began = time.monotonic()
 sys.path.insert(0, sys.argv.pop(1))
-from autograder import engine
 from autograder.cli import main
 
-loop = {"loop_cpu": 0.0, "loop_results": 0}
-def timed(futures, completed=engine.as_completed):
+loop = {"loop_cpu": 0.0, "loop_results": 0, "arrivals": []}
+def timed(futures, completed=concurrent.futures.as_completed):
     for future in completed(futures):
+        loop["arrivals"].append(time.monotonic() - began)
         start = time.process_time()
         yield future
         loop["loop_cpu"] += time.process_time() - start
         loop["loop_results"] += 1
-engine.as_completed = timed
+concurrent.futures.as_completed = timed      # the engine imports it from there
 code = main(sys.argv[1:])
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"main_cpu": usage.ru_utime + usage.ru_stime, **loop}), file=sys.stderr)
@@ -209,6 +212,7 @@ def attnlab(course: Path, lab: str, jobs: int, force: bool = True) -> dict:
     usage = json.loads(last) if last.startswith("{") else {}
     run["main_cpu"] = usage.get("main_cpu", float("nan"))
     run["loop_cpu"] = usage.get("loop_cpu", 0.0) / max(1, usage.get("loop_results", 0))
+    run["arrivals"] = usage.get("arrivals", [])
     run["worker"] = sorted(json.loads(p.read_text())["execution_time"]
                            for p in (course / "autograded").glob(f"*/{lab}/results.json"))
     return run
@@ -318,6 +322,12 @@ def report(lab: str, kinds: dict, runs: dict, walls: dict, loop_cpus: dict, star
     if per_sub > 0:
         print(f"Amdahl limit: at most {1 / per_sub:.0f} submissions/s, at most {(per_sub + rest) / per_sub:.0f}x "
               "the throughput of one worker")
+    for jobs, run in ((1, one), (2, two)):
+        arrivals = run["arrivals"]
+        if len(arrivals) > 1:
+            rate = (arrivals[-1] - arrivals[0]) / (len(arrivals) - 1)
+            print(f"--jobs {jobs}: first result after {arrivals[0]:.2f} s, then one every {rate:.3f} s "
+                  f"({1 / rate:.1f} submissions/s); last result to exit {run['wall'] - arrivals[-1]:.2f} s")
     repeats = len(walls["attnlab grade --jobs 1"])
     medians = [statistics.median(walls[f"attnlab grade --jobs {jobs}"]) for jobs in (1, 2)]
     print(f"--jobs 1 / --jobs 2: {one['wall'] / two['wall']:.2f}x wall"

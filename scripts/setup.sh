@@ -16,3 +16,6 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q -e '.[dev]'
+# pip compiles what it installs, but not an editable project: compile it here, so that a
+# Python that does not write bytecode (PYTHONDONTWRITEBYTECODE) does not compile it at each start
+.venv/bin/python -m compileall -q autograder >/dev/null

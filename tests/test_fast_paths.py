@@ -1,7 +1,8 @@
 """The grader's shortcuts give exactly what the long way gives, and its start-up stays light.
 
 * Slots: a slot imports no nbgrader and keeps to one core with its worker; slots started early
-  for other settings are not used; a worker that cannot start is reported per submission.
+  for other settings are not used, and of the grading they began only what the engine asks for
+  is kept; a worker that cannot start is reported per submission.
 * Release cells: the zygote transforms, parses and compiles the release notebook's cells once
   (autograder/worker/cells.py). A notebook must run the same with and without that memory,
   including when student code changes how IPython reads cells.
@@ -25,7 +26,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograder import engine, grading, labs, sandbox
+from autograder import engine, grading, labs, sandbox, secret
 from autograder.checks import PartAborted
 from autograder.course import open_course
 from autograder.runners import SandboxRunner
@@ -189,6 +190,31 @@ def test_slots_started_for_other_settings_are_stopped_and_grading_goes_on(tmp_pa
     for process in started:
         process.join(30)
         assert not process.is_alive()
+
+
+def test_grading_begun_before_the_course_opened_is_kept_only_where_it_is_what_the_engine_asks(tmp_path):
+    """The CLI's slots begin grading before nbgrader loads: the engine keeps a grading begun for
+    the same student, notebook and salt, and grades again one begun for anything else."""
+    course_dir = copy_course(tmp_path / "course")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course_dir)
+    notebook = f"{ASSIGNMENT}.ipynb"
+    for student in ("ada", "bob"):
+        folder = course_dir / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        shutil.copy(ROOT / "solutions" / ASSIGNMENT / notebook, folder)
+    course = open_course(course_dir)
+    key = secret.course_secret(course.root)
+    ada = course.path("submitted", "ada", ASSIGNMENT) / notebook
+    stub = course.release(ASSIGNMENT) / notebook       # not what bob submitted
+    early = grading.start_slots(1, (ASSIGNMENT, course.release(ASSIGNMENT), notebook, "bwrap", Limits()), [
+        grading.Task("ada", str(ada), secret.submission_salt(key, ASSIGNMENT, "ada", ada)),
+        grading.Task("bob", str(stub), secret.submission_salt(key, ASSIGNMENT, "bob", stub))])
+    batch = engine.grade(course, ASSIGNMENT, jobs=1, mode="bwrap", progress=False, slots=early)
+    assert [(r.student, r.status, r.score) for r in batch.results] == [("ada", "graded", 100.0), ("bob", "graded", 100.0)]
+    kept, _ = early.early["ada"][1].result()
+    assert kept.seconds == batch.results[0].seconds     # the same grading, not a second one
+    dropped = early.early["bob"][1]
+    assert dropped.cancelled() or dropped.result()[0].score == 0.0
 
 
 def test_a_worker_that_cannot_start_is_reported_per_submission():
