@@ -6,6 +6,7 @@ gradebook a batch per transaction, then writes the autograded notebook and resul
 the gradebook's scores, shows a progress bar, and finally writes grades.csv. A submission is
 graded again when its files changed (by content, not modification time).
 """
+import gc
 import html
 import json
 import os
@@ -78,6 +79,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
             tasks = {s: grading.Task(s, str(path), secret.submission_salt(course_secret, assignment, s, path))
                      for s, path in paths.items()}
             futures = {future: s for s, future in grading.submit(pool, tasks, slots.early if slots else {}).items()}
+            gc.freeze()     # what is loaded by now lives to the end: collections leave it alone
             bar = tqdm(as_completed(futures), total=len(futures), desc=f"grading {assignment}", unit="nb",
                        disable=not progress, dynamic_ncols=True)
             pending, since = [], time.monotonic()
@@ -146,7 +148,7 @@ def refresh(course: Course, assignment: str, everyone: list, written=()) -> None
             continue
         path = _results_path(course, result.student, assignment)
         if result.recorded and path.exists():
-            text = json.dumps(results.to_json(result), indent=1, ensure_ascii=False) + "\n"
+            text = results.json_text(result)
             if path.read_text() != text:
                 _replace(path, text)
 
@@ -201,7 +203,7 @@ def _write(course: Course, assignment: str, notebook: str, result: Result, grade
             shutil.copyfile(source / name, out / name)
     if not (out / "submission_secret.txt").exists():    # nbgrader's release_feedback needs one
         _replace(out / "submission_secret.txt", secrets.token_hex(64))
-    _replace(out / "results.json", json.dumps(results.to_json(result), indent=1, ensure_ascii=False) + "\n")
+    _replace(out / "results.json", results.json_text(result))
 
 
 def _replace(path: Path, text: str) -> None:

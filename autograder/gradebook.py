@@ -11,9 +11,11 @@ marks the affected cells as needing a manual grade and says why in their comment
 import warnings
 from contextlib import contextmanager
 
-from nbgrader.api import MissingEntry
+from nbgrader.api import Assignment, MissingEntry, SubmittedAssignment, SubmittedNotebook
 from nbgrader.preprocessors import AssignLatePenalties
+from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning, SQLAlchemyError
+from sqlalchemy.orm import selectinload
 
 from .course import Course, CourseError
 from .results import Result
@@ -75,7 +77,6 @@ class GradebookWriter:
             self.gb.close()
             raise
         self.students = {s.id for s in self.gb.students}
-        self.cells: list = []          # held while a batch is recorded and read (`notebook_cells`)
         late = AssignLatePenalties(config=course.config)
         late.init_plugin()
         self.late_plugin = late.plugin_inst
@@ -92,20 +93,27 @@ class GradebookWriter:
 
     def record_batch(self, batch: list) -> dict:
         """Record every result of `batch` in one transaction; returns {student: recorded grades}."""
+        students = [r.student for r in batch]
         with transaction(self.gb):
-            self.cells = notebook_cells(self.gb, self.assignment, self.notebook)
+            held = _hold(self.gb, self.assignment, self.notebook)
+            found = submissions(self.gb, self.assignment, students)
             for result in batch:
-                self._record(result)
-        self.cells = notebook_cells(self.gb, self.assignment, self.notebook)     # the commit expired them
-        return {r.student: recorded(self.gb, self.assignment, self.notebook, r.student) for r in batch}
+                self._record(result, found.get(result.student))
+        del held
+        return read(self.gb, self.assignment, self.notebook, students)   # the commit expired what was loaded
 
-    def _record(self, result: Result) -> None:
+    def _record(self, result: Result, submission) -> None:
         if result.student not in self.students:
             self.gb.add_student(result.student)
             self.students.add(result.student)
-        extra = {"timestamp": result.timestamp} if result.timestamp else {}
-        submission = self.gb.update_or_create_submission(self.assignment, result.student, **extra)
-        nb = self.gb.find_submission_notebook(self.notebook, self.assignment, result.student)
+        if submission is None:
+            extra = {"timestamp": result.timestamp} if result.timestamp else {}
+            submission = self.gb.add_submission(self.assignment, result.student, **extra)
+        elif result.timestamp:                        # as update_or_create_submission sets it
+            submission.timestamp = parse_utc(result.timestamp)
+        nb = _notebook(submission, self.notebook)
+        if nb is None:
+            raise RecordingError(f"no notebook {self.notebook} in the submission")
         grades = {g.name: g for g in nb.grades}
         comments = {c.name: c for c in nb.comments}
         tampering = [f"attnlab: tampering: {t}" for t in result.tampering]
@@ -145,21 +153,34 @@ def _raw(nb) -> float:
     return sum(_score(g) for g in nb.grades)
 
 
-def notebook_cells(gb, assignment: str, notebook: str) -> list:
-    """The notebook's cells, loaded in one query. While the caller holds them, each grade and
-    comment finds its cell in the session instead of loading it alone (over 40 queries per
-    submission)."""
+def _hold(gb, assignment: str, notebook: str) -> list:
+    """The assignment, the notebook and its cells, loaded in two queries. While the caller holds
+    them, each submission, grade and comment finds these in the session instead of loading
+    them one at a time (over 40 queries per submission)."""
     nb = gb.find_notebook(notebook, assignment)
-    return nb.grade_cells + nb.solution_cells + nb.task_cells
+    return [nb.assignment, nb, *nb.grade_cells, *nb.solution_cells, *nb.task_cells]
 
 
-def recorded(gb, assignment: str, notebook: str, student: str) -> dict:
-    """What the gradebook holds for one submission, as attnlab shows it (None: no submission)."""
-    try:
-        submission = gb.find_submission(assignment, student)
-        nb = gb.find_submission_notebook(notebook, assignment, student)
-    except MissingEntry:
-        return {}
+def submissions(gb, assignment: str, students) -> dict:
+    """{student: SubmittedAssignment} of `students` with a submission of `assignment`, with
+    their notebooks, grades and comments (four queries per 500 students)."""
+    students, found = list(students), {}
+    for start in range(0, len(students), 500):
+        query = gb.db.query(SubmittedAssignment).join(Assignment).filter(
+            Assignment.name == assignment, SubmittedAssignment.student_id.in_(students[start:start + 500]))
+        notebooks = selectinload(SubmittedAssignment.notebooks)
+        query = query.options(notebooks.selectinload(SubmittedNotebook.grades),
+                              notebooks.selectinload(SubmittedNotebook.comments))
+        found.update((s.student_id, s) for s in query)
+    return found
+
+
+def _notebook(submission, notebook: str):
+    return next((nb for nb in submission.notebooks if nb.name == notebook), None)
+
+
+def _recorded(submission, nb) -> dict:
+    """What the gradebook holds for one submission, as attnlab shows it."""
     comments = {c.name: c.manual_comment for c in nb.comments if c.manual_comment}
     cells = {g.name: {"score": _score(g), "max_score": g.cell.max_score or 0.0, "auto_score": g.auto_score,
                       "manual_score": g.manual_score, "extra_credit": g.extra_credit or 0.0,
@@ -175,13 +196,22 @@ def recorded(gb, assignment: str, notebook: str, student: str) -> dict:
             "comments": comments}
 
 
+def read(gb, assignment: str, notebook: str, students) -> dict:
+    """{student: recorded grades} for the `students` with a submission in the gradebook."""
+    try:
+        held = _hold(gb, assignment, notebook)
+    except MissingEntry:
+        return {}
+    found = {}
+    for student, submission in submissions(gb, assignment, students).items():
+        nb = _notebook(submission, notebook)
+        if nb is not None:
+            found[student] = _recorded(submission, nb)
+    del held
+    return found
+
+
 def read_all(course: Course, assignment: str, notebook: str, students) -> dict:
     """{student: recorded grades} for the students with a submission in the gradebook."""
     with course.gradebook() as gb:
-        try:
-            held = notebook_cells(gb, assignment, notebook)
-        except MissingEntry:
-            return {}
-        found = {s: scores for s in students if (scores := recorded(gb, assignment, notebook, s))}
-        del held
-        return found
+        return read(gb, assignment, notebook, students)

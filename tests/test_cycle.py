@@ -129,6 +129,16 @@ def test_late_penalty_from_nbgrader_configuration(course, tmp_path):
     assert data["score"] == 0 and "Late: 2 h 0 min late, penalty 100" in data["output"]
     run_tool("attnlab", "feedback", ASSIGNMENT, cwd=late)
     assert "2 h 0 min late, penalty 100" in (late / "feedback" / "cy" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    resubmitted = nbformat.reads(solved(), as_version=4)                  # ada resubmits, 30 minutes late
+    resubmitted.cells.append(nbformat.v4.new_markdown_cell("Resubmitted."))
+    submit(late, "ada", nbformat.writes(resubmitted), (due + timedelta(minutes=30)).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    assert "graded 1 submission(s)" in grade(late).stderr
+    assert (grades(late)["ada"]["score"], exported(late)["ada"]["late_submission_penalty"]) == ("0", "100.0")
+    with open_course(late).gradebook() as gb:
+        gb.grant_extension(ASSIGNMENT, "ada", hours=1)
+    grade(late, "--force", "--student", "ada")
+    assert (grades(late)["ada"]["score"], grades(late)["ada"]["late"]) == ("100", "")
+    assert exported(late)["ada"]["score"] == "100.0" and result(late, "ada")["score"] == 100
 
 
 def test_a_grade_that_cannot_be_recorded_is_an_error(tmp_path):
