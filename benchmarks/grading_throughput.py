@@ -15,7 +15,8 @@ The main process of `attnlab grade` is serial; with `m` its CPU seconds per subm
 from receiving a result to waiting for the next, the median over the `--jobs 2` runs) and `w`
 the CPU seconds per submission of everything else, no number of workers can grade faster than
 one submission per `m` seconds, and the speed-up over one worker is bounded by (m + w) / m
-(Amdahl's law).
+(Amdahl's law). For each `--jobs`, the time to the first result the main process received and
+the steady rate after it separate the start-up (paid once per run) from the rate per core.
 
 Mixes: `full` (the default) is what a real class hands in: every submission fully answered,
 a third correct and the rest with one realistic mistake each, taken in turn from the mutant
