@@ -154,9 +154,9 @@ def _raw(nb) -> float:
 
 
 def _hold(gb, assignment: str, notebook: str) -> list:
-    """The assignment, the notebook and its cells, loaded in two queries. While the caller holds
-    them, each submission, grade and comment finds these in the session instead of loading
-    them one at a time (over 40 queries per submission)."""
+    """The assignment, the notebook and its cells, loaded once. While the caller holds them,
+    each submission, grade and comment finds these in the session instead of loading them one
+    at a time (over 40 queries per submission)."""
     nb = gb.find_notebook(notebook, assignment)
     return [nb.assignment, nb, *nb.grade_cells, *nb.solution_cells, *nb.task_cells]
 

@@ -156,7 +156,7 @@ def submit(pool: ProcessPoolExecutor, tasks: dict, early: dict) -> dict:
     for student, task in tasks.items():
         begun, future = early.get(student, (None, None))
         futures[student] = future if begun == task else pool.submit(grade_in_slot, *task)
-    for student, (begun, future) in early.items():
+    for student, (_, future) in early.items():
         if futures.get(student) is not future:
             future.cancel()
     return futures
