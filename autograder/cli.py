@@ -101,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
 
     r = commands.add_parser("gradescope-run", help="(inside Gradescope) grade /autograder/submission")
     r.add_argument("--root", default="/autograder", help="Gradescope's autograder folder (default /autograder)")
+    r.add_argument("--warm", action="store_true", help="(setup.sh) start a worker once, grade nothing")
 
     s = commands.add_parser("sync", help="regenerate the reference modules and student helpers from source/")
     s.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
@@ -244,6 +245,9 @@ def _gradescope_run(args) -> int:
     root = Path(args.root)
     if not (root / "source" / "config.json").is_file():
         raise CourseError(f"{root} is not a Gradescope autograder folder (no source/config.json)")
+    if args.warm:
+        print(f"workers started in sandbox mode(s): {', '.join(gradescope.warm(root)) or 'none'}")
+        return 0
     result = gradescope.run(root)
     print(f"{result.status}: {points(result.score)} / {points(result.max_score)}")
     return 0

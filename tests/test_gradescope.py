@@ -60,6 +60,21 @@ def grade(root: Path, answers: dict, sandbox: str) -> dict:
     return json.loads((root / "results" / "results.json").read_text())
 
 
+def _font_lists(root: Path) -> dict:
+    return {path: path.stat().st_mtime_ns for path in (root / "cache").rglob("fontlist-*.json")}
+
+
+def test_workers_start_from_the_font_list_that_setup_made(autograder_root):
+    """setup.sh starts a worker once per sandbox mode: matplotlib's font list is kept in the
+    image, readable by user nobody, and no submission's worker scans the fonts again."""
+    made = _font_lists(autograder_root)
+    modes = {path.parent.name.split("-")[1] for path in made}
+    assert "bwrap" in modes and ("user" in modes or not DEBIAN_PYTHON.exists())
+    for mode in modes:
+        grade(autograder_root, SOLVED, mode)
+    assert _font_lists(autograder_root) == made     # a worker that scanned would replace its list
+
+
 def test_setup_locks_the_answer_key_away(autograder_root):
     key = next((autograder_root / "venv").rglob("labs/lab05/reference.py"))
     for path in (key.parent.parent.parent, autograder_root / "source"):
