@@ -103,7 +103,8 @@ def _add_text(z: zipfile.ZipFile, name: str, text: str) -> None:
 def warm(root: Path) -> list:
     """Start and stop a worker in every sandbox mode that works here (setup.sh, as the image is
     built), so that matplotlib's font list is made once and kept (`sandbox.font_list_dir`), not
-    made again by the worker of each submission (0.4 s). The modes warmed."""
+    made again by the worker of each submission (a scan of the fonts: 0.3-0.4 s). The modes
+    warmed."""
     config = json.loads((root / "source" / "config.json").read_text())
     warmed = []
     for requested in ("bwrap", "user"):
