@@ -163,9 +163,9 @@ def _early_slots(args):
         found = sorted(release.glob("*.ipynb"))
         mode = sandbox.probe_mode(args.sandbox)
         limits = course_limits(config, args)
-        waiting = [folder for folder in sorted(root.glob(f"submitted/*/{args.assignment}"))
-                   if folder.parent.name in (args.student or [folder.parent.name]) and
-                   (args.force or graded_digest(root / "autograded" / folder.parent.name / args.assignment /
+        submitted = {folder.parent.name: folder for folder in sorted(root.glob(f"submitted/*/{args.assignment}"))}
+        waiting = [folder for student, folder in submitted.items() if student in (args.student or [student]) and
+                   (args.force or graded_digest(root / "autograded" / student / args.assignment /
                                                 "results.json") != folder_digest(folder))]
         if len(found) != 1 or not waiting:
             return None
@@ -173,6 +173,8 @@ def _early_slots(args):
         paths = {folder.parent.name: submitted_notebook(folder, found[0].name) for folder in waiting}
         tasks = [grading.Task(s, str(path), secret.submission_salt(course_secret, args.assignment, s, path))
                  for s, path in paths.items()]
+        if set(args.student or ()) - set(submitted):
+            tasks = []      # a --student without a submission may be a typo: refused before grading
     except (CourseError, sandbox.SandboxUnavailable, OSError, ValueError):
         return None
     jobs = min(args.jobs or os.cpu_count() or 1, len(waiting))

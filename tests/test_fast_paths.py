@@ -26,7 +26,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograder import engine, grading, labs, sandbox, secret
+from autograder import cli, engine, grading, labs, sandbox, secret
 from autograder.checks import PartAborted
 from autograder.course import open_course
 from autograder.runners import SandboxRunner
@@ -215,6 +215,26 @@ def test_grading_begun_before_the_course_opened_is_kept_only_where_it_is_what_th
     assert kept.seconds == batch.results[0].seconds     # the same grading, not a second one
     dropped = early.early["bob"][1]
     assert dropped.cancelled() or dropped.result()[0].score == 0.0
+
+
+def test_the_cli_begins_what_the_engine_asks_for_and_nothing_for_a_list_with_a_typo(tmp_path):
+    """`attnlab grade` begins grading the changed submissions before nbgrader loads, with the
+    notebook and salt the engine will ask for; a --student without a submission (a typo, which
+    the engine refuses) begins nothing, so that the refusal does not wait for a grading."""
+    course_dir = copy_course(tmp_path / "course")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course_dir)
+    folder = course_dir / "submitted" / "ada" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", folder)
+    grade = ["grade", ASSIGNMENT, "--course", str(course_dir), "--jobs", "1", "--student", "ada"]
+    typo = cli._early_slots(cli._parser().parse_args(grade + ["--student", "adda"]))
+    assert typo is not None and typo.early == {}
+    grading.stop_slots(typo)
+    early = cli._early_slots(cli._parser().parse_args(grade))
+    assert set(early.early) == {"ada"}
+    batch = engine.grade(open_course(course_dir), ASSIGNMENT, jobs=1, mode="bwrap", progress=False, slots=early)
+    kept, _ = early.early["ada"][1].result()
+    assert kept.seconds == batch.results[0].seconds > 0       # the grading begun by the CLI, kept
 
 
 def test_a_worker_that_cannot_start_is_reported_per_submission():
