@@ -59,3 +59,13 @@ def test_a_cell_out_of_memory_and_a_cell_that_hangs_are_named(slot, tmp_path):
     assert parts["softmax"].score == parts["softmax"].max_score
     assert parts["layer_norm"].score == parts["layer_norm"].max_score
     assert parts["feedforward"].score == 0
+
+
+def test_printing_a_lot_costs_nothing(slot, tmp_path):
+    """Printed output is dropped past the output limit, not kept: IPython 9 keeps a copy of
+    everything a cell prints (960 MB here, against a 1 GiB limit) unless the worker stops it."""
+    chatty = SOLVED["softmax"] + '\n_softmax = softmax\ndef softmax(z):\n    print("d" * 2_400_000)\n' \
+        '    return _softmax(z)\nfor _ in range(400):\n    softmax(np.zeros(3))\n'
+    result, parts = grade(slot, tmp_path, softmax=chatty)
+    assert result.cells == [] and result.status == "graded"
+    assert all(p.score == p.max_score for p in parts.values()), result.problems()

@@ -91,6 +91,7 @@ def prepare():
     config = Config()
     config.HistoryManager.enabled = False
     shell = InteractiveShell.instance(config=config)
+    shell.history_manager.outputs = _Forgetful()
     shell.register_magic_function(lambda line="": None, "line", "matplotlib")
     shell.InteractiveTB.set_mode("Minimal")   # printed to a sink: a full traceback costs 20 ms to format
     from .drawing import install
@@ -102,6 +103,18 @@ def prepare():
     gc.enable()
     gc.freeze()       # notebooks share these pages with the zygote: their collections leave them alone
     return shell, _new_font_lists(matplotlib.get_cachedir(), seeded)
+
+
+class _Forgetful(dict):
+    """IPython 9 keeps a copy of everything a cell prints or displays in
+    `history_manager.outputs`, whatever the history settings: a function that prints 2 MB per
+    call, called in a loop, ran the notebook out of memory. Each lookup here is a new list."""
+
+    def __getitem__(self, key):
+        return []
+
+    def __contains__(self, key):
+        return False
 
 
 def _seed_font_list() -> dict:
