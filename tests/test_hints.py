@@ -176,3 +176,13 @@ def test_common_lab06_mistakes_are_named_before_submission(source, cause):
     name = "attention_backward" if "attention_backward" in source else "cross_entropy"
     assert "likely cause: " in (message := failure(helper("lab06_training").check, student(source, ref06, name)))
     assert cause in message
+
+
+def test_a_vocabulary_of_numpy_strings_passes_the_visible_check(capsys):
+    """np.unique over characters gives np.str_, which is a str: the visible check agrees with the
+    hidden tests (tests/mutants/lab06/build_vocab.py, numpy_strings) and passes it."""
+    helper("lab06_training").check(student(
+        'def build_vocab(names):\n    chars = np.unique(list("".join(names)))\n'
+        '    itos = ["."] + list(chars[chars != "."])\n    return {c: i for i, c in enumerate(itos)}, itos\n',
+        ref06, "build_vocab"))
+    assert "visible checks passed" in capsys.readouterr().out

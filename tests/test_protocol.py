@@ -77,3 +77,15 @@ def test_oracle_requests_with_a_runaway_number_are_refused(value):
                                    np.ones((30, 30)) * 1e6, True])
 def test_ordinary_oracle_arguments_pass(value):
     _check_sizes({"args": (value,), "kwargs": {}}, SandboxRunner.ORACLE_INT)
+
+
+def test_strings_and_dict_keys_that_numpy_made_arrive_as_plain_values():
+    """np.unique over characters gives np.str_, a str: a vocabulary built from it is graded, not
+    refused as 'a value of type dict cannot be sent'."""
+    vocab = {np.str_("a"): np.int64(1), np.int64(2): np.str_("b"), np.float64(0.5): None, np.bool_(True): 1}
+    stoi, itos = decode(encode(({**vocab}, [np.str_("."), "a"])))
+    assert stoi == {"a": np.int64(1), 2: "b", 0.5: None, True: 1}
+    assert [type(k) for k in stoi] == [str, int, float, bool] and type(stoi[2]) is str
+    assert itos == [".", "a"] and all(type(s) is str for s in itos)
+    with pytest.raises(ProtocolError, match="a dict key of type tuple"):
+        encode({(1, 2): 3})

@@ -105,6 +105,8 @@ def _to_tree(value, blobs, describe, depth):
     kind = type(value)
     if value is None or kind is bool or kind is int or kind is float or kind is str:
         return value
+    if isinstance(value, str):          # np.str_ and other subclasses: a string
+        return str(value)
     if kind is ndarray or isinstance(value, (ndarray, generic)):
         array = asarray(value)
         if array.dtype.kind not in _NUMERIC or array.dtype.fields is not None:
@@ -120,8 +122,8 @@ def _to_tree(value, blobs, describe, depth):
         return {"t": "tuple", "v": [_to_tree(v, blobs, describe, depth) for v in value]}
     if isinstance(value, list):
         return [_to_tree(v, blobs, describe, depth) for v in value]
-    if isinstance(value, dict) and all(type(k) in (str, int, float, bool) or k is None for k in value):
-        return {"t": "dict", "items": [[k, _to_tree(v, blobs, describe, depth)] for k, v in value.items()]}
+    if isinstance(value, dict):
+        return {"t": "dict", "items": [[_key(k), _to_tree(v, blobs, describe, depth)] for k, v in value.items()]}
     if isinstance(value, Rng):
         return {"t": "rng", "seed": int(value.seed)}
     if isinstance(value, New):
@@ -135,6 +137,18 @@ def _to_tree(value, blobs, describe, depth):
     if isinstance(described, Described):
         return {"t": "obj", "cls": described.cls, "attrs": _to_tree(described.attrs, blobs, describe, depth)}
     raise ProtocolError(f"a value of type {type(value).__name__} cannot be sent")
+
+
+def _key(key):
+    """A dict key as the plain scalar it equals and hashes as (np.str_, np.int64 keys)."""
+    if key is None or type(key) in (str, int, float, bool):
+        return key
+    if isinstance(key, generic) and key.dtype.kind in "biufU":
+        return key.item()
+    for plain in (bool, int, float, str):
+        if isinstance(key, plain):
+            return plain(key)
+    raise ProtocolError(f"a dict key of type {type(key).__name__} cannot be sent")
 
 
 def _from_tree(tree, blobs, build, depth):

@@ -97,7 +97,8 @@ def _exact(got, expected) -> str | None:
 
 
 def _same(got, expected) -> bool:
-    return type(got) is type(expected) and got == expected or (
+    alike = type(got) is type(expected) or isinstance(got, str) and isinstance(expected, str)   # np.str_
+    return alike and got == expected or (
         _numeric(got) and _numeric(expected) and np.ndim(got) == np.ndim(expected) == 0
         and float(got) == float(expected) and not isinstance(got, (bool, np.bool_)))
 

@@ -74,4 +74,10 @@ CORRECT = [
                 stoi[ch] = i
             return stoi, itos
     '''),
+    correct(PART, "numpy_strings", '''
+        def build_vocab(names):
+            chars = np.unique(list("".join(names)))   # np.str_: a str to Python, and now to the wire
+            itos = ["."] + list(chars[chars != "."])
+            return {ch: i for i, ch in enumerate(itos)}, itos
+    '''),
 ]
