@@ -372,6 +372,14 @@ def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
     assert failed and all(c.diagnosis == bank.messages[(mutant.part, "scale_by_dk")] for c in failed)
 
 
+def test_a_wrong_dtype_fails_only_the_check_that_names_it():
+    """Token ids held as floats are still the right windows: only the dtype check fails."""
+    checks = check_results(BY_LAB["lab06_training"], "float_token_ids")
+    assert [t for t, c in checks.items() if c.status != "passed"] == [
+        "returns (x, y): two integer arrays of shape (B, N)"]
+    assert "has dtype float64; expected integer numbers" in checks["returns (x, y): two integer arrays of shape (B, N)"].message
+
+
 @pytest.mark.parametrize("bank", BANKS, ids=repr)
 def test_a_property_violation_fails_with_its_own_cause(bank):
     """Code that is right but writes into its input fails the property check, diagnosed as such,

@@ -156,10 +156,12 @@ def batch_case(t, n_names=30, block_size=BLOCK):
     return stream, C.window_starts(stream, starts, block_size)
 
 
-def batch(t, call):
-    """The student's (x, y) for `call`: two integer arrays of shape (B, T), or a failure."""
+def batch(t, call, kinds="iuf"):
+    """The student's (x, y) for `call`: two arrays of shape (B, T) whose dtype kind is in `kinds`,
+    or a failure. Only the first check asks for integers: the others judge the windows, and
+    token ids held as floats are still windows of the stream."""
     got = t.student(call)
-    t.expect_arrays(got, [call.args[2:4]] * 2, kinds="iu")
+    t.expect_arrays(got, [call.args[2:4]] * 2, kinds=kinds)
     return got
 
 
@@ -190,7 +192,7 @@ def at_starts(t, stream, starts, x) -> set:
 def _(t):
     """The model embeds x, so it must hold integer ids; B rows of N tokens each."""
     stream, starts = batch_case(t)
-    batch(t, C.get_batch(stream, starts, 5, BLOCK, 3))
+    batch(t, C.get_batch(stream, starts, 5, BLOCK, 3), kinds="iu")
 
 
 @check("get_batch", "x is a window of the stream and y the same window one token later", 1.5, tol=None)
@@ -267,7 +269,7 @@ def _(t):
     if any(not np.array_equal(before, after) for before, after in zip((stream, starts), given)):
         t.fail(f"{call.describe()} modified the stream or the starts in place", cause=IN_PLACE)
     with t.needs_right_result():
-        t.expect_arrays(got, [(6, BLOCK)] * 2, kinds="iu")
+        t.expect_arrays(got, [(6, BLOCK)] * 2, kinds="iuf")
         at_starts(t, stream, starts, got[0])
 
 

@@ -66,6 +66,15 @@ WRONG = [
             window = stream[s[:, None] + np.arange(block_size + 1)]
             return window[:, :-1], window[:, 1:]
     '''),
+    wrong(PART, "float_token_ids", None, '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            x = np.zeros((batch_size, block_size))   # float64: the ids are right, the dtype is not
+            y = np.zeros((batch_size, block_size))
+            for b, i in enumerate(rng.integers(0, len(starts), size=batch_size)):
+                x[b] = stream[starts[i]:starts[i] + block_size]
+                y[b] = stream[starts[i] + 1:starts[i] + block_size + 1]
+            return x, y
+    '''),
 ]
 
 CORRECT = [
