@@ -69,3 +69,17 @@ def test_printing_a_lot_costs_nothing(slot, tmp_path):
     result, parts = grade(slot, tmp_path, softmax=chatty)
     assert result.cells == [] and result.status == "graded"
     assert all(p.score == p.max_score for p in parts.values()), result.problems()
+
+
+def test_an_earlier_part_called_beyond_its_signature_is_named_as_the_official_one(slot, tmp_path):
+    """MultiHeadAttention is graded with the official softmax: when the student's forward passes it
+    an argument only their own softmax takes, the message says whose softmax failed."""
+    own = SOLVED["softmax"].replace("def softmax(z: np.ndarray)", "def softmax(z: np.ndarray, axis: int = -1)")
+    mha = SOLVED["MultiHeadAttention"].replace("softmax(scores)", "softmax(scores, axis=-1)")
+    assert own != SOLVED["softmax"] and mha != SOLVED["MultiHeadAttention"]
+    result, parts = grade(slot, tmp_path, softmax=own, MultiHeadAttention=mha)
+    assert parts["softmax"].score == parts["softmax"].max_score
+    failed = [c.message for c in parts["MultiHeadAttention"].checks if c.status == "failed"]
+    assert failed and all("the official softmax, used in place of yours while this part is graded, could not "
+                          "evaluate this call (it takes the arguments of the release's signature): TypeError: "
+                          "softmax() got an unexpected keyword argument 'axis'" in m for m in failed), failed[0]
