@@ -58,6 +58,10 @@ WRONG = [
                         W2: np.ndarray, b2: np.ndarray) -> np.ndarray:
             return np.tanh(x @ W1 + b1) @ W2 + b2
     '''),
+    wrong(PART, "relu6", None, '''
+        def feedforward(x, W1, b1, W2, b2):
+            return np.clip(x @ W1 + b1, 0, 6) @ W2 + b2   # ReLU6, as in MobileNet: not eq. 8.21
+    '''),
 ]
 
 CORRECT = [
