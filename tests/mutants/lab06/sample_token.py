@@ -75,6 +75,13 @@ WRONG = [
             probs = next_token_probs(logits, temperature, top_k, top_p)
             return int(np.random.default_rng(42).choice(len(probs), p=probs))
     '''),
+    wrong(PART, "temperature_applied_twice", None, '''
+        def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+            if greedy:
+                return int(np.argmax(logits))
+            probs = next_token_probs(np.asarray(logits) / temperature, temperature, top_k, top_p)
+            return int(rng.choice(len(probs), p=probs))
+    '''),
 ]
 
 CORRECT = [
