@@ -438,12 +438,22 @@ def _(t):
     t.expect_match(C.relu_backward(t.normal(4, 5), t.normal(4, 5)))
 
 
-@check("relu_backward", "inputs exactly 0 block the gradient", 0.75)
+@check("relu_backward", "inputs exactly 0 block the gradient", 0.75,
+       needs="matches the reference on inputs of both signs")
 def _(t):
-    """ReLU is flat for x <= 0; the lab takes its derivative at 0 to be 0 (x > 0, not x >= 0)."""
+    """ReLU is flat for x <= 0; the lab takes its derivative at 0 to be 0 (x > 0, not x >= 0).
+    It fails on the entries where x = 0 only, and is credited when the other entries are right."""
     x = t.normal(3, 6)
     x[:, ::2] = 0.0
-    t.expect_match(C.relu_backward(t.normal(3, 6), x))
+    call = C.relu_backward(t.normal(3, 6), x)
+    got = t.student(call)
+    t.expect_array(got, x.shape, kinds="biuf")
+    zero = np.argwhere(x == 0)
+    passed = [tuple(i) for i in zero if got[tuple(i)] != 0]
+    if passed:
+        t.fail(f"{call.describe()}: {len(passed)} of the {len(zero)} entries where x = 0 are not 0 "
+               f"(first at {list(map(int, passed[0]))}: {float(got[passed[0]]):.6g})")
+    t.credit_if_right(call, got)
 
 
 @check("relu_backward", "a (B, N, d) input", 0.5)
@@ -543,18 +553,18 @@ def _(t):
     t.expect_match(C.layer_norm_backward(*ln_case(t, 2, 3)))
 
 
-@check("layer_norm_backward", "eps = 0.1 is used inside the square root", 1.5)
+@check("layer_norm_backward", "dx: eps = 0.1 is used inside the square root", 1.5)
 def _(t):
     """σ = sqrt(var + eps) with the eps given; with rows of small variance, eps matters."""
     dy, x, gamma = ln_case(t, 4)
-    t.expect_match(C.layer_norm_backward(dy, 0.3 * x, gamma, eps=0.1))
+    t.expect_items(C.layer_norm_backward(dy, 0.3 * x, gamma, eps=0.1), [0])
 
 
-@check("layer_norm_backward", "rows whose variance is close to the default eps", 0.5)
+@check("layer_norm_backward", "dx: rows whose variance is close to the default eps", 0.5)
 def _(t):
     """Where eps goes matters when var is about 1e-5."""
     dy, _, gamma = ln_case(t, 3)
-    t.expect_match(C.layer_norm_backward(dy, 1.0 + 3e-3 * t.normal(3, 6), gamma))
+    t.expect_items(C.layer_norm_backward(dy, 1.0 + 3e-3 * t.normal(3, 6), gamma), [0])
 
 
 @check("layer_norm_backward", "accepts float32 inputs", 1, tol=FLOAT32,
