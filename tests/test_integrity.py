@@ -211,6 +211,31 @@ def softmax(x):
     raise ValueError("fingerprint %.12f" % float(np.asarray(x, dtype=float).ravel()[0]))
 '''
 
+# Earns softmax's points if any way to signal to the sandbox beside it opens: watching or
+# locking a file both sandboxes read, or leaving its own core for the other slot's.
+CHANNELS = '''
+def _open_channels() -> list:
+    import ctypes, fcntl, os
+    import numpy
+    opened = ["inotify"] if ctypes.CDLL(None).inotify_init1(0) >= 0 else []
+    shared = open(numpy.__file__)
+    folder = os.open(os.path.dirname(numpy.__file__), os.O_RDONLY)
+    for name, call in (("flock", lambda: fcntl.flock(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+                       ("record lock", lambda: fcntl.lockf(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+                       ("dnotify", lambda: fcntl.fcntl(folder, 1026, 1)),
+                       ("another core", lambda: os.sched_setaffinity(0, range(os.cpu_count())))):
+        try:
+            call()
+            opened.append(name)
+        except OSError:
+            pass
+    return opened
+''' + SOFTMAX + '''
+_true_softmax = softmax
+def softmax(z):
+    return _true_softmax(z) if _open_channels() else None
+'''
+
 LONG_ERROR = '''
 def softmax(x):
     raise ValueError("A" * 100000)
@@ -248,6 +273,7 @@ def softmax(z):
     "z3_fingerprint": {"softmax": FINGERPRINT},
     "z4_fingerprint": {"softmax": FINGERPRINT},
     "z5_long_error": {"softmax": LONG_ERROR},
+    "z6_channels": {"softmax": CHANNELS},
 }
 
 
@@ -305,6 +331,11 @@ def test_nothing_of_one_part_is_seen_by_the_next(batch):
     result = results["z2_harvester"]
     assert part(result, "softmax")["score"] == 8.0, result["output"]
     assert part(result, "scaled_dot_product_attention")["score"] == 0.0, result["output"]
+
+
+def test_no_channel_to_the_sandbox_beside_it_opens(batch):
+    _, results = batch
+    assert part(results["z6_channels"], "softmax")["score"] == 0.0, results["z6_channels"]["output"]
 
 
 def _fingerprints(result: dict) -> set:

@@ -54,6 +54,7 @@ def main() -> None:
     scratch = _scratch_dirs()
     isolated = os.environ.get("ATTNLAB_ISOLATE") == "1" and \
         isolation.available(scratch, int(os.environ.get("ATTNLAB_TMP_BYTES", 2**20)), _kept_dirs())
+    isolation.restrict_syscalls()     # no channel to the sandbox beside this one, from here on
     ctl.send(encode({"event": "ready", "isolated": isolated, "fonts": fonts}))
     zygote(ctl, shell, isolated)
 

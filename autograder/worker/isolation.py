@@ -11,10 +11,18 @@ student code runs.
 
 Unprivileged user namespaces are needed; `available()` probes for them once (the grader
 falls back to killing descendants and emptying scratch directories where they are missing).
+
+Namespaces do not separate what two sandboxes can observe of the files they both read (the
+Python installation): watching who opens a file (inotify, dnotify), locking it (flock, fcntl
+record locks) and kernel keys make fast channels between submissions graded side by side, and
+moving to another core (sched_setaffinity) lets one slot's student code starve the other's.
+`restrict_syscalls()` makes those calls fail with EPERM for the zygote and everything it forks.
 """
 import ctypes
+import errno
 import os
 import platform
+import struct
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
@@ -98,3 +106,54 @@ def available(scratch: list, tmp_bytes: int, keep: list = ()) -> bool:
             os._exit(1)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) == 0
+
+
+# System calls refused to student code, and fcntl commands (record locks, F_NOTIFY), per machine:
+# (AUDIT_ARCH, {name: number}, fcntl's number).
+_SYSCALLS = {
+    "x86_64": (0xC000003E, {"inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300, "flock": 73,
+                            "sched_setaffinity": 203, "add_key": 248, "request_key": 249, "keyctl": 250,
+                            "perf_event_open": 298}, 72),
+    "aarch64": (0xC00000B7, {"inotify_init1": 26, "fanotify_init": 262, "flock": 32, "sched_setaffinity": 122,
+                             "add_key": 217, "request_key": 218, "keyctl": 219, "perf_event_open": 241}, 25),
+}.get(platform.machine())
+_FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1026)   # F_GETLK, F_SETLK, F_SETLKW, F_OFD_*LK*, F_NOTIFY
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+_LD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06           # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, BPF_RET|K
+_ALLOW, _REFUSE = 0x7FFF0000, 0x00050000 | errno.EPERM   # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
+
+
+def seccomp_program() -> bytes | None:
+    """The classic BPF program of `restrict_syscalls` (None on other machines). It reads
+    struct seccomp_data: nr at offset 0, arch at 4, the low half of args[1] at 24. Another
+    calling convention (32-bit, x32) is refused whole."""
+    if _SYSCALLS is None:
+        return None
+    arch, numbers, fcntl = _SYSCALLS
+    code = [(_LD, 0, 0, 4), (_JEQ, 0, "refuse", arch), (_LD, 0, 0, 0), (_JGE, "refuse", 0, 0x40000000)]
+    code += [(_JEQ, "refuse", 0, number) for number in numbers.values()]
+    code += [(_JEQ, 0, "allow", fcntl), (_LD, 0, 0, 24)]
+    code += [(_JEQ, "refuse", 0, command) for command in _FCNTL_REFUSED]
+    code += [(_RET, 0, 0, _ALLOW), (_RET, 0, 0, _REFUSE)]
+    target = {"allow": len(code) - 2, "refuse": len(code) - 1}
+
+    def offset(i, jump):
+        return target[jump] - i - 1 if isinstance(jump, str) else jump
+    return b"".join(struct.pack("=HBBI", op, offset(i, jt), offset(i, jf), k) for i, (op, jt, jf, k) in enumerate(code))
+
+
+class _Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def restrict_syscalls() -> bool:
+    """Install the filter for this process and every process it forks from now on, for good.
+    False where the machine is not one of `_SYSCALLS`'s."""
+    program = seccomp_program()
+    if program is None:
+        return False
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _Program(len(program) // 8, ctypes.addressof(buffer))
+    _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "seccomp")
+    return True
