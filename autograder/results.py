@@ -171,6 +171,11 @@ def json_text(result: Result) -> str:
     return json.dumps(to_json(result), ensure_ascii=False) + "\n"
 
 
+def _one_line(text: str) -> str:
+    """Student text (an error message) on one line: a row per student, also for `grep`."""
+    return " ".join(text.split())
+
+
 def read_json(path: Path) -> Result:
     return from_json(json.loads(Path(path).read_text()))
 
@@ -190,5 +195,5 @@ def write_csv(path: Path, results: list, part_names: list) -> None:
             out.writerow([r.student, r.status, points(r.score), points(r.max_score),
                           *(points(parts.get(n, 0.0)) for n in part_names),
                           *(points(cells[n]) if n in cells else "" for n in by_hand),
-                          r.timestamp, points(r.late_penalty), late_text(r), "; ".join(r.problems())])
+                          r.timestamp, points(r.late_penalty), late_text(r), _one_line("; ".join(r.problems()))])
     tmp.replace(path)

@@ -150,3 +150,15 @@ def test_zip_collect_takes_an_lms_download(tmp_path):
     results = load_results(path)
     assert set(results) == {"ada", "charles"}
     assert results["ada"]["score"] == 0.0 and results["ada"]["extra_data"]["status"] == "graded"
+
+
+def test_grades_csv_has_one_line_per_student_whatever_the_error_text(tmp_path):
+    """A student's error message with newlines cannot make a line that reads as another row."""
+    from autograder import results
+    suite = labs.load(ASSIGNMENT).suite
+    forged = results.ungraded("a_attacker", ASSIGNMENT, suite, "unreadable", "bad\nb_honest,graded,0\r\n=1+1")
+    honest = results.ungraded("b_honest", ASSIGNMENT, suite, "missing", "")
+    results.write_csv(tmp_path / "grades.csv", [forged, honest], list(suite.parts))
+    lines = (tmp_path / "grades.csv").read_text().splitlines()
+    assert len(lines) == 3 and [line.split(",")[0] for line in lines[1:]] == ["a_attacker", "b_honest"]
+    assert "unreadable: bad b_honest,graded,0 =1+1" in lines[1]
