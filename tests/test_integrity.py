@@ -217,7 +217,9 @@ CHANNELS = '''
 def _open_channels() -> list:
     import ctypes, fcntl, os
     import numpy
-    opened = ["inotify"] if ctypes.CDLL(None).inotify_init1(0) >= 0 else []
+    libc = ctypes.CDLL(None)
+    opened = ["inotify"] if libc.inotify_init1(0) >= 0 else []
+    opened += ["io_uring"] if libc.syscall(425, 1, ctypes.create_string_buffer(120)) >= 0 else []
     shared = open(numpy.__file__)
     folder = os.open(os.path.dirname(numpy.__file__), os.O_RDONLY)
     for name, call in (("flock", lambda: fcntl.flock(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)),

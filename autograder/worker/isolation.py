@@ -15,8 +15,9 @@ falls back to killing descendants and emptying scratch directories where they ar
 Namespaces do not separate what two sandboxes can observe of the files they both read (the
 Python installation): watching who opens a file (inotify, dnotify), locking it (flock, fcntl
 record locks) and kernel keys make fast channels between submissions graded side by side, and
-moving to another core (sched_setaffinity) lets one slot's student code starve the other's.
-`restrict_syscalls()` makes those calls fail with EPERM for the zygote and everything it forks.
+moving to another core (sched_setaffinity, or io_uring's worker threads) lets one slot's
+student code starve the other's. `restrict_syscalls()` makes those calls, and perf events and
+BPF, fail with EPERM for the zygote and everything it forks.
 """
 import ctypes
 import errno
@@ -113,9 +114,10 @@ def available(scratch: list, tmp_bytes: int, keep: list = ()) -> bool:
 _SYSCALLS = {
     "x86_64": (0xC000003E, {"inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300, "flock": 73,
                             "sched_setaffinity": 203, "add_key": 248, "request_key": 249, "keyctl": 250,
-                            "perf_event_open": 298}, 72),
+                            "perf_event_open": 298, "io_uring_setup": 425, "bpf": 321}, 72),
     "aarch64": (0xC00000B7, {"inotify_init1": 26, "fanotify_init": 262, "flock": 32, "sched_setaffinity": 122,
-                             "add_key": 217, "request_key": 218, "keyctl": 219, "perf_event_open": 241}, 25),
+                             "add_key": 217, "request_key": 218, "keyctl": 219, "perf_event_open": 241,
+                             "io_uring_setup": 425, "bpf": 280}, 25),
 }.get(platform.machine())
 _FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1026)   # F_GETLK, F_SETLK, F_SETLKW, F_OFD_*LK*, F_NOTIFY
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
