@@ -211,8 +211,9 @@ def softmax(x):
     raise ValueError("fingerprint %.12f" % float(np.asarray(x, dtype=float).ravel()[0]))
 '''
 
-# Earns softmax's points if any way to signal to the sandbox beside it opens: watching or
-# locking a file both sandboxes read, or leaving its own core for the other slot's.
+# Earns softmax's points if any way to signal to the sandbox beside it opens: watching, locking
+# or leasing a file both sandboxes read, evicting its pages from the page cache or asking which
+# are cached, or leaving its own core for the other slot's.
 CHANNELS = '''
 def _open_channels() -> list:
     import ctypes, fcntl, os
@@ -224,7 +225,10 @@ def _open_channels() -> list:
     folder = os.open(os.path.dirname(numpy.__file__), os.O_RDONLY)
     for name, call in (("flock", lambda: fcntl.flock(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)),
                        ("record lock", lambda: fcntl.lockf(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+                       ("lease", lambda: fcntl.fcntl(shared, fcntl.F_GETLEASE)),
                        ("dnotify", lambda: fcntl.fcntl(folder, 1026, 1)),
+                       ("eviction", lambda: os.posix_fadvise(shared.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)),
+                       ("residency", lambda: os.preadv(shared.fileno(), [bytearray(1)], 0, os.RWF_NOWAIT)),
                        ("another core", lambda: os.sched_setaffinity(0, range(os.cpu_count())))):
         try:
             call()

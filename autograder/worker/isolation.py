@@ -13,11 +13,12 @@ Unprivileged user namespaces are needed; `available()` probes for them once (the
 falls back to killing descendants and emptying scratch directories where they are missing).
 
 Namespaces do not separate what two sandboxes can observe of the files they both read (the
-Python installation): watching who opens a file (inotify, dnotify), locking it (flock, fcntl
-record locks) and kernel keys make fast channels between submissions graded side by side, and
-moving to another core (sched_setaffinity, or io_uring's worker threads) lets one slot's
-student code starve the other's. `restrict_syscalls()` makes those calls, and perf events and
-BPF, fail with EPERM for the zygote and everything it forks.
+Python installation): watching who opens a file (inotify, dnotify), locking or leasing it,
+evicting its pages from the page cache and asking which are cached (fadvise, madvise,
+preadv2's flags such as RWF_NOWAIT, mincore, cachestat), and kernel keys make fast channels between
+submissions graded side by side; moving to another core (sched_setaffinity, or io_uring's
+worker threads) lets one slot's student code starve the other's. `restrict_syscalls()` makes
+those calls, and perf events and BPF, fail with EPERM for the zygote and everything it forks.
 """
 import ctypes
 import errno
@@ -109,17 +110,25 @@ def available(scratch: list, tmp_bytes: int, keep: list = ()) -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
-# System calls refused to student code, and fcntl commands (record locks, F_NOTIFY), per machine:
-# (AUDIT_ARCH, {name: number}, fcntl's number).
+# System calls refused to student code, per machine: (AUDIT_ARCH, {name: number}, and for calls
+# refused only with some arguments, {name: (number, the argument's index, refused values, or
+# None: any but 0)}).
+_FCNTL = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)   # record locks (F_*LK*, F_OFD_*), leases, F_NOTIFY
+_MADVISE = (20, 21)                                 # MADV_COLD, MADV_PAGEOUT: evict file pages
 _SYSCALLS = {
     "x86_64": (0xC000003E, {"inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300, "flock": 73,
-                            "sched_setaffinity": 203, "add_key": 248, "request_key": 249, "keyctl": 250,
-                            "perf_event_open": 298, "io_uring_setup": 425, "bpf": 321}, 72),
-    "aarch64": (0xC00000B7, {"inotify_init1": 26, "fanotify_init": 262, "flock": 32, "sched_setaffinity": 122,
-                             "add_key": 217, "request_key": 218, "keyctl": 219, "perf_event_open": 241,
-                             "io_uring_setup": 425, "bpf": 280}, 25),
+                            "fadvise64": 221, "mincore": 27, "cachestat": 451,
+                            "sched_setaffinity": 203, "io_uring_setup": 425, "add_key": 248,
+                            "request_key": 249, "keyctl": 250, "perf_event_open": 298, "bpf": 321},
+               {"fcntl": (72, 1, _FCNTL), "madvise": (28, 2, _MADVISE), "preadv2": (327, 5, None),
+                "pwritev2": (328, 5, None)}),
+    "aarch64": (0xC00000B7, {"inotify_init1": 26, "fanotify_init": 262, "flock": 32, "fadvise64": 223,
+                             "mincore": 232, "cachestat": 451,
+                             "sched_setaffinity": 122, "io_uring_setup": 425, "add_key": 217,
+                             "request_key": 218, "keyctl": 219, "perf_event_open": 241, "bpf": 280},
+                {"fcntl": (25, 1, _FCNTL), "madvise": (233, 2, _MADVISE), "preadv2": (286, 5, None),
+                 "pwritev2": (287, 5, None)}),
 }.get(platform.machine())
-_FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1026)   # F_GETLK, F_SETLK, F_SETLKW, F_OFD_*LK*, F_NOTIFY
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _LD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06           # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, BPF_RET|K
 _ALLOW, _REFUSE = 0x7FFF0000, 0x00050000 | errno.EPERM   # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO
@@ -127,20 +136,22 @@ _ALLOW, _REFUSE = 0x7FFF0000, 0x00050000 | errno.EPERM   # SECCOMP_RET_ALLOW, SE
 
 def seccomp_program() -> bytes | None:
     """The classic BPF program of `restrict_syscalls` (None on other machines). It reads
-    struct seccomp_data: nr at offset 0, arch at 4, the low half of args[1] at 24. Another
-    calling convention (32-bit, x32) is refused whole."""
+    struct seccomp_data: nr at offset 0, arch at 4, the low half of args[i] at 16 + 8 i.
+    Another calling convention (32-bit, x32) is refused whole."""
     if _SYSCALLS is None:
         return None
-    arch, numbers, fcntl = _SYSCALLS
+    arch, refused, by_argument = _SYSCALLS
     code = [(_LD, 0, 0, 4), (_JEQ, 0, "refuse", arch), (_LD, 0, 0, 0), (_JGE, "refuse", 0, 0x40000000)]
-    code += [(_JEQ, "refuse", 0, number) for number in numbers.values()]
-    code += [(_JEQ, 0, "allow", fcntl), (_LD, 0, 0, 24)]
-    code += [(_JEQ, "refuse", 0, command) for command in _FCNTL_REFUSED]
+    code += [(_JEQ, "refuse", 0, number) for number in refused.values()]
+    for number, index, values in by_argument.values():
+        test = [(_JEQ, 0, "refuse", 0)] if values is None else [(_JEQ, "refuse", 0, v) for v in values]
+        block = [(_LD, 0, 0, 16 + 8 * index), *test, (_RET, 0, 0, _ALLOW)]
+        code += [(_JEQ, 0, len(block), number), *block]
     code += [(_RET, 0, 0, _ALLOW), (_RET, 0, 0, _REFUSE)]
-    target = {"allow": len(code) - 2, "refuse": len(code) - 1}
+    refuse = len(code) - 1
 
     def offset(i, jump):
-        return target[jump] - i - 1 if isinstance(jump, str) else jump
+        return refuse - i - 1 if jump == "refuse" else jump
     return b"".join(struct.pack("=HBBI", op, offset(i, jt), offset(i, jf), k) for i, (op, jt, jf, k) in enumerate(code))
 
 
