@@ -138,6 +138,11 @@ class PartResult:
         return sum(c.max_score for c in self.checks)
 
 
+# Trial methods that raise NotCredited: a check that calls one says in `needs` which check to fix.
+CREDITED_ON_A_RIGHT_RESULT = {"expect_inputs_unchanged", "needs_right_result", "credit_if_right",
+                              "expect_same_as", "expect_float32_close"}
+
+
 class Suite:
     """All parts of one lab, in notebook order, with the reference they are graded against."""
 
@@ -157,6 +162,9 @@ class Suite:
             doc = " ".join((body.__doc__ or "").split())
             if needs and needs not in {c.title for c in self.parts[part].checks}:
                 raise ValueError(f"{self.lab}/{part}: {title!r} needs an unknown check {needs!r}")
+            if not needs and CREDITED_ON_A_RIGHT_RESULT & set(body.__code__.co_names):
+                raise ValueError(f"{self.lab}/{part}: {title!r} is credited on a right result: name "
+                                 "the value check it points to in `needs`")
             self.parts[part].checks.append(Check(part, title, points, tol, doc, body, needs))
             return body
         return register

@@ -77,3 +77,18 @@ def test_a_numpy_scalar_is_named_by_its_type():
     """Not "an array of shape ()", which reads as if an array had been returned."""
     problem = mismatch(np.float64(1.0), (np.zeros(2), np.zeros(2)), 0, 0, ("output", "weights"))
     assert problem == "returned a value of type float64; expected a tuple of 2 (output, weights)"
+
+
+def test_a_check_credited_on_a_right_result_must_name_the_check_to_fix():
+    """Its 'not credited' message points to `needs`: registering one without it is refused."""
+    suite = Suite("demo", reference={"pair": pair}, points={"pair": 1}, kinds={"pair": "function"},
+                  output_names={"pair": ("doubled", "sums")})
+    with pytest.raises(ValueError, match="credited on a right result"):
+        @suite.check("pair", "does not modify its input", 1, tol=None)
+        def _(t):
+            t.expect_inputs_unchanged(Call("pair", (t.normal(3, 2),)))
+
+
+def test_a_difference_beyond_six_digits_is_shown_with_the_digits_that_differ():
+    message = mismatch(np.array([0.1340690, 2.0]), np.array([0.1340693, 2.0]), 1e-6, 1e-8)
+    assert "got 0.134069, expected 0.1340693" in message, message

@@ -372,6 +372,24 @@ def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
     assert failed and all(c.diagnosis == bank.messages[(mutant.part, "scale_by_dk")] for c in failed)
 
 
+@pytest.mark.parametrize("lab,mutant,failed", [
+    ("lab07_rope_generation", "one_decision_per_row", ["entries are dropped independently"]),
+    ("lab07_rope_generation", "natural_log", ["uniform causal rows: support i + 1, normalised 1",
+                                              "random causal rows of a (B, A, N, N) batch",
+                                              "rows with exact zeros before the diagonal",
+                                              "entropy in bits: two equal weights give 1 bit"]),
+    ("lab06_training", "l2_regularisation", ["weight decay is decoupled: θ - ηλθ, not added to the gradient"]),
+])
+def test_a_mistake_fails_only_the_checks_that_name_it(lab, mutant, failed):
+    """Rows dropped together are not also 'the wrong fraction'; entropy in nats (with 2 ** H as
+    the support) is not also 'the wrong divisor'; L2 in the gradient fails the decay check alone.
+    The other checks that see the mistake are not credited, pointing to the check to fix."""
+    checks = check_results(BY_LAB[lab], mutant)
+    assert [t for t, c in checks.items() if c.status == "failed"] == failed
+    assert all(c.message.startswith("not credited: needs a right result, see '")
+               for c in checks.values() if c.status == "not credited")
+
+
 def test_a_wrong_dtype_fails_only_the_check_that_names_it():
     """Token ids held as floats are still the right windows: only the dtype check fails."""
     checks = check_results(BY_LAB["lab06_training"], "float_token_ids")

@@ -67,11 +67,20 @@ def mismatch(got, expected, rtol: float, atol: float, names=None) -> str | None:
 def _value_diff(got, expected, rtol, atol) -> str:
     wrong = ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     where = [tuple(int(i) for i in idx) for idx in np.argwhere(wrong)[:SHOWN]]
-    shown = "; ".join(f"at {list(w)} got {got[w]:.6g}, expected {expected[w]:.6g}" for w in where)
+    shown = "; ".join("at {} got {}, expected {}".format(list(w), *_apart(got[w], expected[w])) for w in where)
     error = np.abs(got - expected)
     worst = tuple(int(i) for i in np.unravel_index(np.nanargmax(error), error.shape))
     return (f"{int(wrong.sum())} of {got.size} entries differ (tolerance rtol={rtol:g}, "
             f"atol={atol:g}): {shown}; largest error {error[worst]:.3g} at {list(worst)}")
+
+
+def _apart(got: float, expected: float) -> tuple:
+    """The two numbers with enough significant digits (6 to 17) to show that they differ."""
+    for digits in range(6, 18):
+        shown = f"{got:.{digits}g}", f"{expected:.{digits}g}"
+        if shown[0] != shown[1]:
+            break
+    return shown
 
 
 def _exact(got, expected) -> str | None:

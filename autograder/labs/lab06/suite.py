@@ -737,12 +737,23 @@ def _(t):
         t.expect_match(C.adamw_update(p_t, g, m, v, step, 0.05))
 
 
-@check("adamw_update", "weight decay is decoupled: θ - ηλθ, not added to the gradient", 1.5)
+@check("adamw_update", "weight decay is decoupled: θ - ηλθ, not added to the gradient", 1.5,
+       needs="steps 1, 2 and 10 along a trajectory")
 def _(t):
     """AdamW shrinks the weights directly (by lr · weight_decay · θ); L2 added to the gradient
-    would be rescaled by Adam."""
+    would be rescaled by Adam. The student's own steps with and without decay must differ by
+    exactly that, whatever the rest of the step does."""
     p, g = t.normal(4, 3), t.normal(4, 3)
-    t.expect_match(C.adamw_update(p, g, *moments(t, 4, 3), 3, 0.05, weight_decay=0.2))
+    m, v = moments(t, 4, 3)
+    decayed = C.adamw_update(p, g, m, v, 3, 0.05, weight_decay=0.2)
+    got, plain = t.student(decayed), t.student(C.adamw_update(p, g, m, v, 3, 0.05, weight_decay=0.0))
+    t.expect_arrays(got, [p.shape] * 3)
+    t.expect_arrays(plain, [p.shape] * 3)
+    if not (np.allclose(got[0] - plain[0], -0.05 * 0.2 * p, rtol=1e-6, atol=1e-12)
+            and np.allclose(got[1], plain[1]) and np.allclose(got[2], plain[2])):
+        t.fail(f"{decayed.describe()} differs from the same step with weight_decay = 0 by more than "
+               "-lr · weight_decay · p in p alone: decoupled decay leaves m and v as they are")
+    t.credit_if_right(decayed, got)
 
 
 @check("adamw_update", "other betas and eps", 1)
@@ -761,7 +772,7 @@ def _(t):
 
 
 @check("adamw_update", "returns new arrays: p, m and v are not modified", 0.5, tol=None,
-       needs='weight decay is decoupled: θ - ηλθ, not added to the gradient')
+       needs="weight decay is decoupled: θ - ηλθ, not added to the gradient")
 def _(t):
     """The function returns the new state; in-place updates also change the caller's arrays."""
     p, g = t.normal(3, 3), t.normal(3, 3)

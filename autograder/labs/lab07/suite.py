@@ -121,7 +121,7 @@ def _(t):
     t.expect_match(call, against=C.apply_rope(x, np.arange(6)))
 
 
-@check("apply_rope", "does not modify its input", 2)
+@check("apply_rope", "does not modify its input", 2, needs="positions 0 to N - 1, d_k = 8")
 def _(t):
     """`x[..., 0::2] = ...` writes into the caller's queries, which the next line still reads."""
     t.expect_inputs_unchanged(C.apply_rope(t.normal(3, 8), np.arange(3)))
@@ -170,7 +170,8 @@ def _(t):
     t.expect_match(attention_case(t, 2, 1, 8, 2))
 
 
-@check("rope_attention", "identical heads give identical weights: the same frequencies in every head", 4)
+@check("rope_attention", "identical heads give identical weights: the same frequencies in every head", 4,
+       needs="several heads: N = 6, d = 16, A = 4")
 def _(t):
     """When every head has the same columns of W_Q, W_K and W_V, every head must compute the
     same weights. Rotating the full width before the split gives each head other frequencies
@@ -187,10 +188,10 @@ def _(t):
         if not np.allclose(got[1][0, a], got[1][0, 0], rtol=1e-6, atol=1e-9):
             t.fail(f"heads 0 and {a} have the same projections but different weights: every head must "
                    "rotate its queries and keys with the same frequencies, those of the head width d_k")
-    t.expect_match(call)
+    t.credit_if_right(call, got)
 
 
-@check("rope_attention", "does not modify its inputs", 2)
+@check("rope_attention", "does not modify its inputs", 2, needs="several heads: N = 6, d = 16, A = 4")
 def _(t):
     """The layer's input is the residual stream, which the block adds back afterwards."""
     t.expect_inputs_unchanged(attention_case(t, 1, 4, 8, 2))
@@ -248,7 +249,7 @@ def _(t):
     t.expect_match(step_case(t, 41, 8, 2, 40, scale=2.0)[2])
 
 
-@check("kv_attention_step", "does not modify the caches it is given", 3)
+@check("kv_attention_step", "does not modify the caches it is given", 3, needs="t = 5, one head")
 def _(t):
     """Writing the new key into the caller's cache (or resizing it) breaks the caller's copy."""
     t.expect_inputs_unchanged(step_case(t, 5, 8, 2, 4)[2])
@@ -296,41 +297,57 @@ def _(t):
             t.fail(f"with p = {p}, {'every' if kept.all() else 'no'} entry of 600 was kept")
 
 
-@check("dropout", "the fraction dropped is p", 2.5, tol=None)
-def _(t):
-    """Each entry is dropped with probability p (within 5 standard deviations over 20,000 entries)."""
-    x = np.ones((100, 200))
-    for p in (0.25, 0.7):
-        share = float(np.mean(dropped(t, C.dropout(x, p, int(t.rng.integers(1000))), x.shape) == 0))
-        if abs(share - p) > 5 * math.sqrt(p * (1 - p) / x.size):
-            t.fail(f"with p = {p}, {share:.3f} of the entries were dropped; expected about {p} "
-                   "(p is the probability of dropping, not of keeping)")
-
-
-@check("dropout", "the mean is preserved", 2, tol=None)
-def _(t):
-    """E[dropout(x)] = x: the mean of 40,000 equal entries stays within 5 standard deviations."""
-    x, p = np.full((200, 200), 2.0), 0.4
-    got = dropped(t, C.dropout(x, p, int(t.rng.integers(1000))), x.shape)
-    if not np.any(got == 0):
-        t.fail("with p = 0.4 no entry of 40,000 was dropped: in training, drop each entry with probability p")
-    spread = 2.0 * math.sqrt(p / (1 - p) / x.size)
-    if abs(got.mean() - 2.0) > 5 * spread:
-        t.fail(f"the mean of dropout(x) over 40,000 entries equal to 2 is {got.mean():.4f}; inverted "
-               "dropout keeps it at 2 (scale the kept entries by 1 / (1 - p))")
+def expect_independent(t, got):
+    """The dropped entries of `got` (2-D) are independent decisions: not whole rows or columns,
+    not the same pattern in most rows."""
+    zero = got == 0
+    if set(np.unique(zero.mean(axis=1))) <= {0.0, 1.0} or set(np.unique(zero.mean(axis=0))) <= {0.0, 1.0}:
+        t.fail("whole rows or whole columns are dropped together: draw one decision per entry "
+               "(a mask of the shape of x)")
+    if len({row.tobytes() for row in zero}) < len(zero) * 5 // 6:
+        t.fail("many rows have the same pattern of dropped entries: draw a mask of the shape of x")
 
 
 @check("dropout", "entries are dropped independently", 2, tol=None)
 def _(t):
     """One decision per entry: not whole rows or columns, not the same pattern in every row."""
     x = np.ones((60, 40))
-    got = dropped(t, C.dropout(x, 0.5, 9), x.shape)
-    dropped_rows, dropped_cols = (got == 0).mean(axis=1), (got == 0).mean(axis=0)
-    if set(np.unique(dropped_rows)) <= {0.0, 1.0} or set(np.unique(dropped_cols)) <= {0.0, 1.0}:
-        t.fail("whole rows or whole columns are dropped together: draw one decision per entry "
-               "(a mask of the shape of x)")
-    if len({row.tobytes() for row in (got == 0)}) < 50:
-        t.fail("many rows have the same pattern of dropped entries: draw a mask of the shape of x")
+    expect_independent(t, dropped(t, C.dropout(x, 0.5, 9), x.shape))
+
+
+@check("dropout", "the fraction dropped is p", 2.5, tol=None, needs="entries are dropped independently")
+def _(t):
+    """Each entry is dropped with probability p (within 5 standard deviations over 20,000
+    independent entries)."""
+    x = np.ones((100, 200))
+    for p in (0.25, 0.7):
+        got = dropped(t, C.dropout(x, p, int(t.rng.integers(1000))), x.shape)
+        with t.needs_right_result():
+            expect_independent(t, got)
+        share, bound = float(np.mean(got == 0)), 5 * math.sqrt(p * (1 - p) / x.size)
+        if abs(share - p) > bound:
+            swapped = abs(share - (1 - p)) <= bound
+            t.fail(f"with p = {p}, {share:.3f} of the entries were dropped; expected about {p}"
+                   + (" (p is the probability of dropping, not of keeping)" if swapped else ""))
+
+
+@check("dropout", "the mean is preserved", 2, tol=None, needs="entries are dropped independently")
+def _(t):
+    """E[dropout(x)] = x: the mean of 40,000 equal entries stays within 5 standard deviations."""
+    x, p = np.full((200, 200), 2.0), 0.4
+    got = dropped(t, C.dropout(x, p, int(t.rng.integers(1000))), x.shape)
+    if not np.any(got == 0):
+        t.fail("with p = 0.4 no entry of 40,000 was dropped: in training, drop each entry with probability p")
+    with t.needs_right_result():
+        expect_independent(t, got)
+    spread = 2.0 * math.sqrt(p / (1 - p) / x.size)
+    if abs(got.mean() - 2.0) > 5 * spread:
+        kept = got[got != 0]
+        why = ("scale the kept entries by 1 / (1 - p)" if not np.allclose(kept, 2.0 / (1 - p)) else
+               f"the kept entries are x / (1 - p), but {np.mean(got == 0):.3f} of the entries were "
+               f"dropped, not about p = {p}")
+        t.fail(f"the mean of dropout(x) over 40,000 entries equal to 2 is {got.mean():.4f}; inverted "
+               f"dropout keeps it at 2 ({why})")
 
 
 @check("dropout", "the same seed gives the same mask, another seed another", 2, tol=None)
@@ -373,14 +390,14 @@ def _(t):
     weights = np.zeros((2, N, N))
     for b in range(2):
         weights[b, np.arange(N), t.rng.integers(0, np.arange(N) + 1)] = 1.0
-    t.expect_match(C.attention_support(weights))
+    t.expect_items(C.attention_support(weights), (0, 1))
 
 
 @check("attention_support", "uniform causal rows: support i + 1, normalised 1", 3)
 def _(t):
     """Evenly spread attention over i + 1 positions has entropy log2(i + 1)."""
     N = int(t.rng.integers(4, 9))
-    t.expect_match(C.attention_support(np.tril(np.ones((N, N))) / np.arange(1, N + 1)[:, None]))
+    t.expect_items(C.attention_support(np.tril(np.ones((N, N))) / np.arange(1, N + 1)[:, None]), (1, 2))
 
 
 @check("attention_support", "random causal rows of a (B, A, N, N) batch", 4)
@@ -406,10 +423,17 @@ def _(t):
     t.expect_items(support_case(t, 2, 5, 5), (0,))
 
 
-@check("attention_support", "normalised by the i + 1 positions a query sees, not by N", 2)
+@check("attention_support", "normalised by the i + 1 positions a query sees, not by N", 2,
+       needs="random causal rows of a (B, A, N, N) batch")
 def _(t):
-    """Query i can see i + 1 positions; dividing by N makes early queries look narrow."""
-    t.expect_items(support_case(t, 4, 7, 7, sharpness=0.5), (2,))
+    """Query i can see i + 1 positions; dividing by N makes early queries look narrow. The
+    student's own support divided by i + 1 must be their normalised support."""
+    call = support_case(t, 4, 7, 7, sharpness=0.5)
+    got = t.student(call)
+    t.expect_arrays(got, [(4, 7)] * 3)
+    if not np.allclose(got[2], got[1] / np.arange(1, 8), rtol=1e-9, atol=1e-12):
+        t.fail(f"{call.describe()}: normalised is not support / (i + 1): query i sees i + 1 positions")
+    t.credit_if_right(call, got)
 
 
 @check("attention_support", "a single query (N = 1)", 1)
@@ -418,7 +442,7 @@ def _(t):
     t.expect_match(C.attention_support(np.ones((2, 1, 1))))
 
 
-@check("attention_support", "does not modify the weights", 2)
+@check("attention_support", "does not modify the weights", 2, needs="rows with exact zeros before the diagonal")
 def _(t):
     """`weights[weights == 0] = 1` (to avoid log 0) rewrites the caller's attention."""
     weights = C.causal_rows(t.rng, (2, 5, 5), 3.0)
