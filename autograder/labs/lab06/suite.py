@@ -449,10 +449,10 @@ def _(t):
     got = t.student(call)
     t.expect_array(got, x.shape, kinds="biuf")
     zero = np.argwhere(x == 0)
-    passed = [tuple(i) for i in zero if got[tuple(i)] != 0]
-    if passed:
-        t.fail(f"{call.describe()}: {len(passed)} of the {len(zero)} entries where x = 0 are not 0 "
-               f"(first at {list(map(int, passed[0]))}: {float(got[passed[0]]):.6g})")
+    leaked = [tuple(i) for i in zero if got[tuple(i)] != 0]
+    if leaked:
+        t.fail(f"{call.describe()}: {len(leaked)} of the {len(zero)} entries where x = 0 are not 0 "
+               f"(first at {list(map(int, leaked[0]))}: {float(got[leaked[0]]):.6g})")
     t.credit_if_right(call, got)
 
 
