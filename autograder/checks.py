@@ -402,8 +402,7 @@ def run_part(suite: Suite, name: str, runner, salt: bytes = b"") -> PartResult:
                 if failure.cause:
                     base.diagnosis, base.fix = failure.cause.message, failure.cause.fix
             except NotCredited as wrong:
-                base.status = "not credited"
-                base.message = f"not credited: needs a right result, see '{check.needs}' ({wrong})"
+                base.status, base.message = "not credited", str(wrong)
             except PartAborted as abort:
                 status = abort.status
                 reason = f"not run: an earlier check of this part ended with a {abort.status}"
@@ -411,9 +410,22 @@ def run_part(suite: Suite, name: str, runner, salt: bytes = b"") -> PartResult:
             except Exception as exc:  # a check that cannot handle what came back: fail it, say why
                 base.status = "failed"
                 base.message = f"the result could not be checked ({type(exc).__name__}: {exc})"
+    _point_to_failures(part, results)
     if status == "graded":
         diagnose_part(suite, part, trials)
     return PartResult(name, results, status)
+
+
+def _point_to_failures(part: Part, results: list) -> None:
+    """A check not credited points to the check to fix: its `needs` if that one failed, else the
+    first check of the part that failed (the property's own inputs may show a mistake that its
+    `needs` does not), else none (only these inputs show it)."""
+    failed = [r.title for r in results if r.status == "failed"]
+    for check, result in zip(part.checks, results):
+        if result.status == "not credited":
+            see = check.needs if check.needs in failed else next(iter(failed), "")
+            pointer = f", see '{see}'" if see else ""
+            result.message = f"not credited: needs a right result{pointer} ({result.message})"
 
 
 def diagnose_part(suite: Suite, part: Part, trials: list) -> None:

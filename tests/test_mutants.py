@@ -390,6 +390,18 @@ def test_a_mistake_fails_only_the_checks_that_name_it(lab, mutant, failed):
                for c in checks.values() if c.status == "not credited")
 
 
+@pytest.mark.parametrize("bank,mutant", WRONG, ids=ids(WRONG))
+def test_not_credited_points_to_a_check_that_failed(bank, mutant):
+    """'see X' names a check the mistake fails (clipped logits pass the matrix check that the
+    in-place check names, and fail the stability checks), or nothing."""
+    checks = graded(bank, mutant)[mutant.part].checks
+    failed = [c.title for c in checks if c.status == "failed"]
+    for c in checks:
+        if c.status == "not credited":
+            pointers = [f"not credited: needs a right result, see '{title}' (" for title in failed]
+            assert c.message.startswith(("not credited: needs a right result (", *pointers)), c.message
+
+
 def test_a_wrong_dtype_fails_only_the_check_that_names_it():
     """Token ids held as floats are still the right windows: only the dtype check fails."""
     checks = check_results(BY_LAB["lab06_training"], "float_token_ids")

@@ -364,7 +364,7 @@ def _(t):
 def _(t):
     """sin(0) = 0 in the even columns, cos(0) = 1 in the odd ones: positions start at 0."""
     got = t.student(C.positional_encoding(6, 8))
-    t.expect_array(got, (6, 8))
+    t.expect_array(got, (6, 8), kinds="biuf")    # the dtype is the first check's business
     problem = _rows_problem(got[:1], t.reference(C.positional_encoding(6, 8))[:1], t.check.tol)
     if problem:
         t.fail(f"row 0: {problem}")
@@ -374,7 +374,7 @@ def _(t):
 def _(t):
     """PE[pos, 2m] = sin(pos / 10000^(2m/d))."""
     got = t.student(C.positional_encoding(12, 8))
-    t.expect_array(got, (12, 8))
+    t.expect_array(got, (12, 8), kinds="biuf")    # the dtype is the first check's business
     problem = _rows_problem(got[:, 0::2], t.reference(C.positional_encoding(12, 8))[:, 0::2], t.check.tol)
     if problem:
         t.fail(f"even columns: {problem}")
@@ -384,7 +384,7 @@ def _(t):
 def _(t):
     """PE[pos, 2m+1] = cos(pos / 10000^(2m/d)), the same frequency as column 2m."""
     got = t.student(C.positional_encoding(12, 8))
-    t.expect_array(got, (12, 8))
+    t.expect_array(got, (12, 8), kinds="biuf")    # the dtype is the first check's business
     problem = _rows_problem(got[:, 1::2], t.reference(C.positional_encoding(12, 8))[:, 1::2], t.check.tol)
     if problem:
         t.fail(f"odd columns: {problem}")

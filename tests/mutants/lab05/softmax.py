@@ -73,6 +73,12 @@ WRONG = [
             z = z - np.min(z, axis=-1, keepdims=True)  # all logits >= 0
             return np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
     '''),
+    wrong(PART, "logits_clipped", None, '''
+        def softmax(z):
+            z = np.clip(z, -30, 30)   # "to avoid overflow": changes every row with a logit past 30
+            e = np.exp(z - z.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+    '''),
 ]
 
 CORRECT = [
