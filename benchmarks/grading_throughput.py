@@ -15,8 +15,11 @@ The main process of `attnlab grade` is serial; with `m` its CPU seconds per subm
 from receiving a result to waiting for the next, the median over the `--jobs 2` runs) and `w`
 the CPU seconds per submission of everything else, no number of workers can grade faster than
 one submission per `m` seconds, and the speed-up over one worker is bounded by (m + w) / m
-(Amdahl's law). For each `--jobs`, the time to the first result the main process received and
-the steady rate after it separate the start-up (paid once per run) from the rate per core.
+(Amdahl's law). For each `--jobs`, the time at which the first result reached the main process
+and the steady rate after it separate the start-up (paid once per run) from the rate per core.
+With two workers on two cores nothing is idle, so `--jobs 2` cannot take less than its CPU
+seconds / 2, while `--jobs 1` hides its main process's CPU (importing nbgrader, recording the
+grades) on the core its worker leaves idle: the bound on `--jobs 1 / --jobs 2` is printed.
 
 Mixes: `full` (the default) is what a real class hands in: every submission fully answered,
 a third correct and the rest with one realistic mistake each, taken in turn from the mutant
@@ -62,23 +65,36 @@ _PR_SET_CHILD_SUBREAPER = 36
 NBGRADER = [str(BIN / "nbgrader"), "autograde", "--Autograde.exporter_class=nbconvert.exporters.NotebookExporter"]
 
 # Run `attnlab grade` and report on stderr's last line its own CPU seconds (the main process
-# only): in all, and while it handled the results (from receiving one to waiting for the next).
+# only): in all, and while it handled the results (from receiving one to waiting for the next);
+# and when each grading's result reached the process (the pool's thread receives it, also while
+# the main thread is still importing nbgrader and not yet asking for results).
 # The engine is not imported here: the CLI starts its slots before it imports nbgrader, and a
 # measurement that imported it first would start them a second late.
-GRADE = """import concurrent.futures, json, resource, sys, time
+GRADE = """import concurrent.futures, concurrent.futures.process, json, resource, sys, time
 began = time.monotonic()
 sys.path.insert(0, sys.argv.pop(1))
+from autograder import grading
 from autograder.cli import main
 
 loop = {"loop_cpu": 0.0, "loop_results": 0, "arrivals": []}
 def timed(futures, completed=concurrent.futures.as_completed):
     for future in completed(futures):
-        loop["arrivals"].append(time.monotonic() - began)
         start = time.process_time()
         yield future
         loop["loop_cpu"] += time.process_time() - start
         loop["loop_results"] += 1
 concurrent.futures.as_completed = timed      # the engine imports it from there
+
+def arrived(future):
+    if not future.cancelled():
+        loop["arrivals"].append(time.monotonic() - began)
+submit = concurrent.futures.process.ProcessPoolExecutor.submit
+def submitted(pool, fn, *args, **kwargs):
+    future = submit(pool, fn, *args, **kwargs)
+    if fn is grading.grade_in_slot:
+        future.add_done_callback(arrived)
+    return future
+concurrent.futures.process.ProcessPoolExecutor.submit = submitted
 code = main(sys.argv[1:])
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"main_cpu": usage.ru_utime + usage.ru_stime, **loop}), file=sys.stderr)
@@ -213,7 +229,7 @@ def attnlab(course: Path, lab: str, jobs: int, force: bool = True) -> dict:
     usage = json.loads(last) if last.startswith("{") else {}
     run["main_cpu"] = usage.get("main_cpu", float("nan"))
     run["loop_cpu"] = usage.get("loop_cpu", 0.0) / max(1, usage.get("loop_results", 0))
-    run["arrivals"] = usage.get("arrivals", [])
+    run["arrivals"] = sorted(usage.get("arrivals", []))
     run["worker"] = sorted(json.loads(p.read_text())["execution_time"]
                            for p in (course / "autograded").glob(f"*/{lab}/results.json"))
     return run
@@ -335,6 +351,12 @@ def report(lab: str, kinds: dict, runs: dict, walls: dict, loop_cpus: dict, star
           + (f" (fastest of {repeats} runs each; of the median runs {medians[0] / medians[1]:.2f}x; walls: "
              + "; ".join(f"--jobs {jobs} " + " ".join(f"{w:.1f}" for w in walls[f"attnlab grade --jobs {jobs}"])
                          for jobs in (1, 2)) + ")" if repeats > 1 else ""))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if two["cgroup"] and cores == 2:
+        floor = two["cpu"] / 2
+        print(f"--jobs 2 on 2 cores takes at least its CPU seconds / 2 = {floor:.1f} s, so --jobs 1 / --jobs 2 "
+              f"is at most {one['wall'] / floor:.2f}x here: the CPU --jobs 1 spends beside its one worker on the "
+              f"idle core (the main process: {one['main_cpu']:.2f} s) is on the critical path with --jobs 2")
     if nbgrader_scores is not None:
         theirs_run = runs["nbgrader autograde"]
         print(f"nbgrader / --jobs 2: {theirs_run['wall'] / two['wall']:.1f}x wall, "
