@@ -45,11 +45,15 @@ EXACT = Tolerance(rtol=0.0, atol=1e-12)     # values that must be exactly zero o
 
 class CheckFailed(Exception):
     """The student's code ran but the check's expectation does not hold. `cause` is a mistake
-    that the check itself recognises (such as an input modified in place)."""
+    that the check itself recognises (such as an input modified in place). A `firm` failure was
+    shown against the reference or the required form (a value, a type, a shape, an exception, a
+    recognised mistake) and stands whatever the student's other results hold; any other failure
+    may rest on comparing the student's own results with each other, which NaN defeats."""
 
-    def __init__(self, message: str, cause: "Mistake | None" = None):
+    def __init__(self, message: str, cause: "Mistake | None" = None, firm: bool = False):
         super().__init__(message)
         self.cause = cause
+        self.firm = firm or cause is not None
 
 
 class NotCredited(Exception):
@@ -233,7 +237,7 @@ class Trial:
             value, given = self.runner.run(call)
         except StudentError as exc:
             self.observed.append((call, Raised(str(exc))))
-            raise CheckFailed(f"{call.describe()} {exc}") from None
+            raise CheckFailed(f"{call.describe()} {exc}", firm=True) from None
         self.observed.append((call, value))
         return value, given
 
@@ -246,7 +250,7 @@ class Trial:
         if error is not None:
             failed = calls[len(results)]
             self.observed.append((failed, Raised(str(error))))
-            raise CheckFailed(f"{failed.describe()} {error}")
+            raise CheckFailed(f"{failed.describe()} {error}", firm=True)
         return [value for value, _ in results]
 
     def reference(self, call: Call):
@@ -259,7 +263,7 @@ class Trial:
         names = self.suite.output_names.get(self.check.part)
         problem = mismatch(got, self.reference(against or call), tol.rtol, tol.atol, names)
         if problem:
-            raise CheckFailed(f"{call.describe()}: {problem}")
+            raise CheckFailed(f"{call.describe()}: {problem}", firm=True)
         return got
 
     def expect_matches(self, calls: list) -> None:
@@ -280,30 +284,30 @@ class Trial:
         tol, names = self.check.tol, self.suite.output_names[self.check.part]
         got, expected = self.student(call), self.reference(call)
         if not isinstance(got, tuple) or len(got) != len(expected):
-            self.fail(f"{call.describe()}: {mismatch(got, expected, tol.rtol, tol.atol, names)}")
+            self.fail(f"{call.describe()}: {mismatch(got, expected, tol.rtol, tol.atol, names)}", firm=True)
         for i in items:
             problem = mismatch(got[i], expected[i], tol.rtol, tol.atol)
             if problem:
-                self.fail(f"{call.describe()}: {names[i]}: {problem}")
+                self.fail(f"{call.describe()}: {names[i]}: {problem}", firm=True)
         return got
 
     def expect_array(self, got, shape: tuple, what: str = "the result", *, kinds: str = "f") -> None:
         """`got` (named `what` in a failure) is a NumPy array of `shape` whose dtype kind is in
         `kinds` ("f": floating point, "iu": integer); its values are other checks' business."""
         if not isinstance(got, np.ndarray):
-            self.fail(f"{what} is {kind(got)}; expected a NumPy array of shape {shape}")
+            self.fail(f"{what} is {kind(got)}; expected a NumPy array of shape {shape}", firm=True)
         if got.shape != shape:
-            self.fail(f"{what} has shape {got.shape}; expected {shape}")
+            self.fail(f"{what} has shape {got.shape}; expected {shape}", firm=True)
         if got.dtype.kind not in kinds:
             wanted = "integer" if kinds == "iu" else "floating-point"
-            self.fail(f"{what} has dtype {got.dtype}; expected {wanted} numbers")
+            self.fail(f"{what} has dtype {got.dtype}; expected {wanted} numbers", firm=True)
 
     def expect_tuple(self, got, call: Call | None = None) -> None:
         """`got` is a tuple of as many items as the part has named outputs."""
         names = self.suite.output_names[self.check.part]
         if not isinstance(got, tuple) or len(got) != len(names):
             where = f"{call.describe()} " if call else ""
-            self.fail(f"{where}returned {kind(got)}; expected a tuple ({', '.join(names)})")
+            self.fail(f"{where}returned {kind(got)}; expected a tuple ({', '.join(names)})", firm=True)
 
     def expect_arrays(self, got, shapes: list, *, kinds: str = "f") -> None:
         """`got` is a tuple of arrays of `shapes` (`expect_array`), named after the part's outputs."""
@@ -337,7 +341,7 @@ class Trial:
         problem = mismatch(got, self.reference(base), tol.rtol, tol.atol, names)
         if problem:
             raise CheckFailed(f"{call.describe()}: {problem} (the same inputs in float64 give the "
-                              "right result: keep the computation in the input's precision)")
+                              "right result: keep the computation in the input's precision)", firm=True)
 
     def credit_if_right(self, call: Call, got) -> None:
         """NotCredited unless `got` is the reference's result for `call`."""
@@ -354,8 +358,8 @@ class Trial:
         except CheckFailed as failure:
             raise NotCredited(str(failure)) from None
 
-    def fail(self, message: str, cause: "Mistake | None" = None):
-        raise CheckFailed(message, cause)
+    def fail(self, message: str, cause: "Mistake | None" = None, firm: bool = False):
+        raise CheckFailed(message, cause, firm)
 
 
 def as_float32(value):
@@ -401,6 +405,8 @@ def run_part(suite: Suite, name: str, runner, salt: bytes = b"") -> PartResult:
                 base.status, base.message = "failed", str(failure)
                 if failure.cause:
                     base.diagnosis, base.fix = failure.cause.message, failure.cause.fix
+                elif not failure.firm and (undefined := _not_a_number(suite, trial)):
+                    base.status, base.message = "not credited", undefined
             except NotCredited as wrong:
                 base.status, base.message = "not credited", str(wrong)
             except PartAborted as abort:
@@ -414,6 +420,37 @@ def run_part(suite: Suite, name: str, runner, salt: bytes = b"") -> PartResult:
     if status == "graded":
         diagnose_part(suite, part, trials)
     return PartResult(name, results, status)
+
+
+def _not_a_number(suite: Suite, trial: Trial) -> str:
+    """Why the student's results cannot show a property ('' if they can): one of them holds NaN
+    or infinite values where the reference's result for the same call has none."""
+    for call, got in trial.observed:
+        if isinstance(got, Raised):
+            continue
+        try:
+            expected = suite.reference_result(call)
+        except Exception:  # a call the reference cannot make alone (it is part of a property)
+            continue
+        if _spoiled(got, expected):
+            return (f"{call.describe()} returned NaN or infinite values where the right result has "
+                    "none: the property is judged on numbers only")
+    return ""
+
+
+def _spoiled(got, expected) -> bool:
+    """`got` holds a NaN or infinity where `expected` (same shape) has a number, or anywhere
+    when the shapes differ and `expected` is all numbers."""
+    if isinstance(got, (tuple, list)) and isinstance(expected, (tuple, list)):
+        return any(_spoiled(g, e) for g, e in zip(got, expected))
+    try:
+        got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    bad = ~np.isfinite(got)
+    if got.shape == expected.shape:
+        return bool((bad & np.isfinite(expected)).any())
+    return bool(bad.any() and np.isfinite(expected).all())
 
 
 def _point_to_failures(part: Part, results: list) -> None:

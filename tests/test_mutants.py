@@ -390,6 +390,26 @@ def test_a_mistake_fails_only_the_checks_that_name_it(lab, mutant, failed):
                for c in checks.values() if c.status == "not credited")
 
 
+@pytest.mark.parametrize("lab,mutant,properties", [
+    ("lab05_transformers", "ones_times_minus_inf", ["earlier outputs ignore later positions"]),
+    ("lab05_transformers", "mask_of_ones_times_minus_inf", ["with causal=True, earlier outputs ignore later positions"]),
+    ("lab06_training", "bias_correction_times_t", ["weight decay is decoupled: θ - ηλθ, not added to the gradient"]),
+    ("lab07_rope_generation", "mask_of_ones_times_minus_inf", [
+        "weights: rows sum to 1, zero after the diagonal",
+        "identical heads give identical weights: the same frequencies in every head"]),
+    ("lab07_rope_generation", "zero_log_zero", ["normalised by the i + 1 positions a query sees, not by N"]),
+])
+def test_a_nan_result_is_not_a_broken_property(lab, mutant, properties):
+    """NaN equals nothing, itself included: a property judged by comparing the student's own
+    results (the same call twice, head against head, support against normalised support) is not
+    credited when those results are NaN where the right ones are numbers, and says so; it does
+    not fail with a false reason ('the same call twice gave different outputs')."""
+    checks = check_results(BY_LAB[lab], mutant)
+    for title in properties:
+        assert checks[title].status == "not credited", (title, checks[title].message)
+        assert "returned NaN or infinite values where the right result has none" in checks[title].message
+
+
 @pytest.mark.parametrize("bank,mutant", WRONG, ids=ids(WRONG))
 def test_not_credited_points_to_a_check_that_failed(bank, mutant):
     """'see X' names a check the mistake fails (clipped logits pass the matrix check that the

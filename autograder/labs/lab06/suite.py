@@ -846,13 +846,38 @@ def _(t):
     t.expect_matches([C.next_token_probs(logits, top_p=top_p) for top_p in (0.5, 0.8, 0.9)])
 
 
-@check("next_token_probs", "a running total equal to p keeps the token that reaches it, drops the rest", 1)
+@check("next_token_probs", "a running total equal to p keeps the token that reaches it, drops the rest", 0.5)
 def _(t):
     """Probabilities 1/4, 1/8, 1/8, 1/16, ... (exact in floating point): the total is exactly 0.25
     after one token and exactly 0.5 after three, so p = 0.25 keeps one token and p = 0.5 three,
     neither more nor fewer."""
     logits = dyadic_logits(t)
     t.expect_matches([C.next_token_probs(logits, top_p=0.25), C.next_token_probs(logits, top_p=0.5)])
+
+
+def short_of_one_logits(t):
+    """27 logits whose sorted probabilities add up to just below 1 in floating point, however
+    the softmax is written (exp(z - max) / sum or exp(z - logsumexp)) and renormalised again
+    (not at all, or by a sum in vocabulary or in sorted order; about one random vector in ten):
+    no running total reaches p = 1."""
+    for _ in range(1000):
+        logits = t.normal(27, scale=2.0)
+        e = np.exp(logits - logits.max())
+        for probs in (e / e.sum(), np.exp(logits - logits.max() - np.log(e.sum()))):
+            ordered = np.sort(probs)[::-1]
+            if max(np.cumsum(ordered)[-1], np.cumsum(ordered / ordered.sum())[-1],
+                   np.cumsum(np.sort(probs / probs.sum())[::-1])[-1]) >= 1.0:
+                break
+        else:
+            return logits
+    raise RuntimeError("no logits whose running total ends below 1")
+
+
+@check("next_token_probs", "top_p = 1 keeps every token, also when the running total ends just below 1", 0.5)
+def _(t):
+    """p = 1 is the whole distribution: rounding can leave every running total short of 1, and
+    then no token reaches p; the set of all tokens is still the one whose total is >= p."""
+    t.expect_matches([C.next_token_probs(short_of_one_logits(t), top_p=1.0) for _ in range(3)])
 
 
 @check("next_token_probs", "at least one token is kept (top_p = 0 and top_p below the largest)", 0.5)

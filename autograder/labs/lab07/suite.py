@@ -311,9 +311,18 @@ def expect_independent(t, got):
 
 @check("dropout", "entries are dropped independently", 2, tol=None)
 def _(t):
-    """One decision per entry: not whole rows or columns, not the same pattern in every row."""
+    """One decision per entry: not whole rows or columns, not the same pattern in every row,
+    not a fixed number of entries (a one-entry x with p = 0.5 is dropped about half the time
+    over 100 seeds, within 5 standard deviations)."""
     x = np.ones((60, 40))
     expect_independent(t, dropped(t, C.dropout(x, 0.5, 9), x.shape))
+    seeds = t.rng.choice(10**6, size=100, replace=False)
+    for got in (one := t.students(C.dropout(np.ones(1), 0.5, int(seed)) for seed in seeds)):
+        t.expect_array(got, (1,))
+    times = sum(int(got[0] == 0) for got in one)
+    if abs(times - 50) > 25:
+        t.fail(f"with p = 0.5, a one-entry x was dropped by {times} of 100 generators; expected about 50: "
+               "decide each entry on its own, do not drop a fixed number of entries")
 
 
 @check("dropout", "the fraction dropped is p", 2.5, tol=None, needs="entries are dropped independently")

@@ -173,6 +173,17 @@ WRONG = [
                 heads.append(attend(X @ self.W_Q[:, cols], X @ self.W_K[:, cols], X @ self.W_V[:, cols])[0])
             self.output = np.concatenate(heads, axis=1) @ self.W_O
     ''')),
+    wrong(PART, "mask_of_ones_times_minus_inf", None, mha('''
+        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
+            n = X.shape[0]
+            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
+            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
+            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)
+            if causal:
+                scores = scores + np.triu(np.ones((n, n)), k=1) * -np.inf    # 0 · -inf is nan
+            heads = softmax(scores) @ V
+            return heads.transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
+    ''')),
 ]
 
 CORRECT = [

@@ -126,6 +126,13 @@ WRONG = [
             p -= lr * weight_decay * p + lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)
             return p, m, v
     ''')),
+    wrong(PART, "bias_correction_times_t", None, adamw('''
+            b1, b2 = betas
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g * g
+            m_hat, v_hat = m / (1 - b1 * t), v / (1 - b2 * t)       # 1 - β·t, not 1 - βᵗ: nan from t = 2
+            return p - lr * weight_decay * p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+    ''')),
 ]
 
 CORRECT = [

@@ -233,6 +233,22 @@ WRONG = [
             out[order[:n]] = probs[order[:n]]
             return out / out.sum()
     '''),
+    wrong(PART, "no_token_reaches_p", None, '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs)
+            if top_k is not None:
+                order = order[:top_k]
+            kept = probs[order] / probs[order].sum()
+            if top_p is not None:
+                n = int(np.argmax(np.cumsum(kept) >= top_p)) + 1   # one token when no total reaches p
+                order, kept = order[:n], kept[:n] / kept[:n].sum()
+            out = np.zeros_like(probs)
+            out[order] = kept
+            return out
+    '''),
 ]
 
 CORRECT = [

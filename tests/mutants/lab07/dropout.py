@@ -71,6 +71,13 @@ WRONG = [
             x /= 1 - p
             return x
     '''),
+    wrong(PART, "a_fixed_number_dropped", None, '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            drop = rng.permutation(x.size) < round(p * x.size)     # exactly p·n entries, never more or fewer
+            return np.where(drop.reshape(x.shape), 0.0, x / (1 - p))
+    '''),
 ]
 
 CORRECT = [

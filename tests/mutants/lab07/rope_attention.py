@@ -66,6 +66,8 @@ WRONG = [
             weights = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k) + causal_mask(N))
             return (weights @ V).reshape(B, N, d) @ W_O, weights
     '''),
+    wrong(PART, "mask_of_ones_times_minus_inf", None, variant(     # 0 · -inf is nan: every weight is nan
+        mask="    scores = scores + np.triu(np.ones((N, N)), k=1) * -np.inf\n")),
 ]
 
 CORRECT = [
