@@ -444,8 +444,10 @@ def _spoiled(got, expected) -> bool:
     if isinstance(got, (tuple, list)) and isinstance(expected, (tuple, list)):
         return any(_spoiled(g, e) for g, e in zip(got, expected))
     try:
-        got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+        got, expected = np.asarray(got), np.asarray(expected)
     except (TypeError, ValueError):
+        return False
+    if got.dtype.kind not in "fc" or expected.dtype.kind not in "biufc":
         return False
     bad = ~np.isfinite(got)
     if got.shape == expected.shape:

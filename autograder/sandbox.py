@@ -25,6 +25,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import memory_group
 from .worker.protocol import Channel, ProtocolError, decode, encode
 
 PACKAGE = Path(__file__).parent
@@ -34,6 +35,7 @@ SLOT_UID_BASE = 2_000_000_000   # as root, slot i runs as uid BASE + i (no such 
 SANDBOX_ROOT = "/opt/attnlab"
 WORKDIR = "/home/student/work"
 FONT_LIST = f"{SANDBOX_ROOT}/fonts"    # where a bwrap worker finds the kept font list
+SLOT_MEMORY_HEADROOM = 2**29           # a slot's memory cgroup: the student's limit plus the zygote's
 
 
 @dataclass(frozen=True)
@@ -277,15 +279,27 @@ class Worker:
         self.isolated = False       # each submission and part in namespaces of its own
         self.fonts_scanned = False  # the worker found no kept font list (or matplotlib refused it)
         self.restarts = 0
+        self.memory = None          # the slot's memory cgroup (None: RLIMIT_AS is the only limit)
 
     # -- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
         ctl, ctl_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv, cwd, env = command(self.mode, self.workdir, self.limits, self.uid)
+        if self.memory is None:
+            self.memory = memory_group.create(f"attnlab-{os.getpid()}-{self.uid}",
+                                              self.limits.memory_bytes + SLOT_MEMORY_HEADROOM)
+            if self.memory is not None:
+                multiprocessing.util.Finalize(self, self.memory.remove, exitpriority=0)
+        memory = self.memory
 
         def place_fd():  # the worker expects its control channel on fd 3
             os.dup2(ctl_child.fileno(), 3)
             os.set_inheritable(3, True)
+            if memory is not None:
+                try:
+                    memory.add(os.getpid())
+                except OSError:       # no cap for this worker; it still starts
+                    pass
 
         self.process = subprocess.Popen(argv, cwd=cwd, env=env, preexec_fn=place_fd, pass_fds=(3,),
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

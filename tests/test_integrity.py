@@ -163,15 +163,38 @@ def _write_malformed():
 # process that left it, and looks for it in the next: scaled_dot_product_attention is right
 # only if it finds a trace left by another part (the notebook's own cells leave some too).
 HARVEST_SOFTMAX = SOFTMAX.replace("def softmax(", "def _true_softmax(") + '''
-import mmap, os
+import mmap, os, socket, threading
 _shared = mmap.mmap(-1, 4096)
 def _tag():
     return f"{os.readlink('/proc/self/ns/pid').strip('pid:[]')}.{os.getpid()}"
 _home = _tag()
+_heard = []
+def _keep():                    # a thread of the notebook process, which outlives every part
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind("\\0harvest-keeper")
+    server.listen(8)
+    while True:
+        conn, _ = server.accept()
+        said = conn.recv(100)
+        if said == b"?":
+            conn.sendall(" ".join(_heard).encode() or b"-")
+        else:
+            _heard.append(said.decode())
+        conn.close()
+threading.Thread(target=_keep, daemon=True).start()
+def _tell(said):
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect("\\0harvest-keeper")
+        conn.sendall(said)
+        return conn.recv(4096).decode() if said == b"?" else ""
+    except OSError:
+        return ""
 def softmax(x):
     import sys
     tag = _tag()
     _shared[:32] = tag.encode().ljust(32)
+    _tell(tag.encode())
     for root in ("/tmp", "/dev/shm"):
         try:
             open(f"{root}/seen-{tag}", "w").close()
@@ -186,7 +209,7 @@ HARVEST_SDPA = SOLVED["scaled_dot_product_attention"].replace(
 def _left_over():
     import re
     mine = {_home, _tag(), ""}
-    tags = {bytes(_shared[:32]).decode().strip()}
+    tags = {bytes(_shared[:32]).decode().strip()} | set(_tell(b"?").split()) - {"-"}
     for root in ("/tmp", "/dev/shm"):
         try:
             tags |= {n[5:] for n in os.listdir(root) if n.startswith("seen-")}
@@ -242,6 +265,75 @@ def softmax(z):
     return _true_softmax(z) if _open_channels() else None
 '''
 
+# Holds memory that no process maps, where RLIMIT_AS does not count it: memfd files, or files
+# on a tmpfs of its own (in a user namespace it makes). Each earns softmax's points only if
+# 3 GiB stay held, more than the slot's memory limit (the student's 2 GiB and 512 MiB).
+def unmapped(hold: str) -> str:
+    return '''
+def _holds_3_gib():               # in a child, which reports by its exit status
+    import os
+    child = os.fork()
+    if child == 0:
+        try:
+            ''' + hold.replace("\n", "\n    ") + '''
+            for i in range(192):
+                os.posix_fallocate(_new(i), 0, 16 << 20)
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0
+_held = _holds_3_gib()
+''' + SOFTMAX + '''
+_true_softmax = softmax
+def softmax(z):
+    return _true_softmax(z) if _held else None
+'''
+
+
+MEMFD = "_new = lambda i: os.memfd_create(f'hold{i}')"
+OWN_TMPFS = '''import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        uid, gid = os.getuid(), os.getgid()
+        libc.prctl(4, 1, 0, 0, 0)         # dumpable again: /proc/self/uid_map is writable only so
+        if libc.unshare(0x10000000 | 0x00020000):
+            raise OSError(ctypes.get_errno(), "unshare")
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        os.makedirs("/tmp/own", exist_ok=True)
+        if libc.mount(b"tmpfs", b"/tmp/own", b"tmpfs", 0, b"size=100g"):
+            raise OSError(ctypes.get_errno(), "mount")
+        _new = lambda i: os.open(f"/tmp/own/{i}", os.O_CREAT | os.O_RDWR)'''
+
+# Leaves connections in TIME_WAIT on chosen ports (kernel state that outlives its processes);
+# the reader after it in the slot earns softmax's points if it sees them in /proc/net/tcp.
+TIME_WAIT_PORTS = (41001, 41017, 41033)
+TIME_WAIT_WRITER = f'''
+import socket
+for _port in {TIME_WAIT_PORTS}:
+    _server = socket.socket()
+    _server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    _server.bind(("127.0.0.1", _port))
+    _server.listen(1)
+    _client = socket.create_connection(("127.0.0.1", _port))
+    _accepted, _ = _server.accept()
+    _accepted.close()
+    _client.close()
+    _server.close()
+'''
+TIME_WAIT_READER = f'''
+def _left_by_another():
+    try:
+        rows = [line.split() for line in open("/proc/net/tcp").read().splitlines()[1:]]
+    except OSError:
+        return False
+    return any(int(row[1].split(":")[1], 16) in {TIME_WAIT_PORTS} for row in rows)
+''' + SOFTMAX + '''
+_true_softmax = softmax
+def softmax(z):
+    return _true_softmax(z) if _left_by_another() else None
+'''
+
 LONG_ERROR = '''
 def softmax(x):
     raise ValueError("A" * 100000)
@@ -267,6 +359,7 @@ BATCH = {
     "a3_recorder": attack_cell(RECORDER),
     "a4_hoarder": {**attack_cell(HOARDER), **attack_cell("import time; time.sleep(4.5)", "layer_norm"),
                    **attack_cell("import time; time.sleep(4.5)", "feedforward")},
+    "a6_time_wait": attack_cell(TIME_WAIT_WRITER),
     "a5_malformed": {"softmax": SOFTMAX + MALFORMED.replace("def _write_malformed", "def _w") + '''
 _orig_softmax = softmax
 def softmax(z):
@@ -280,6 +373,9 @@ def softmax(z):
     "z4_fingerprint": {"softmax": FINGERPRINT},
     "z5_long_error": {"softmax": LONG_ERROR},
     "z6_channels": {"softmax": CHANNELS},
+    "z7_memfd": {"softmax": unmapped(MEMFD)},
+    "z8_own_tmpfs": {"softmax": unmapped(OWN_TMPFS)},
+    "z9_time_wait": {"softmax": TIME_WAIT_READER},
 }
 
 
@@ -342,6 +438,19 @@ def test_nothing_of_one_part_is_seen_by_the_next(batch):
 def test_no_channel_to_the_sandbox_beside_it_opens(batch):
     _, results = batch
     assert part(results["z6_channels"], "softmax")["score"] == 0.0, results["z6_channels"]["output"]
+
+
+@pytest.mark.parametrize("canary", ["z7_memfd", "z8_own_tmpfs"])
+def test_memory_that_no_process_maps_counts_against_the_slot(batch, canary):
+    """RLIMIT_AS misses memfd files and a tmpfs of the student's own; the slot's memory cgroup
+    does not: the submission that tries to hold 3 GiB of them has its processes killed."""
+    _, results = batch
+    assert part(results[canary], "softmax")["score"] == 0.0, results[canary]["output"]
+
+
+def test_the_network_stack_of_one_submission_is_not_the_next_ones(batch):
+    _, results = batch
+    assert part(results["z9_time_wait"], "softmax")["score"] == 0.0, results["z9_time_wait"]["output"]
 
 
 def _fingerprints(result: dict) -> set:

@@ -1,7 +1,9 @@
 """Private namespaces for one submission, and for each of its parts, without privileges.
 
-A process that calls `enter()` gets its own user, mount, IPC and PID namespaces (the next
-child it forks is PID 1 there), with fresh, empty tmpfs mounts on the scratch directories.
+A process that calls `enter()` gets its own user, mount, IPC, network and PID namespaces (the
+next child it forks is PID 1 there), with fresh, empty tmpfs mounts on the scratch directories
+and a loopback device of its own: sockets, their ports and the kernel state they leave (a
+TIME_WAIT entry in /proc/net/tcp) belong to one context.
 When that PID 1 exits, the kernel kills every process left in the namespace, and the scratch
 mounts vanish with the last process that sees them: nothing of one context can outlive it, and
 nothing needs to be found and cleaned. A part, which runs inside a submission, takes all but
@@ -22,12 +24,15 @@ those calls, and perf events and BPF, fail with EPERM for the zygote and everyth
 """
 import ctypes
 import errno
+import fcntl
 import os
 import platform
+import socket
 import struct
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
-CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+_SIOCSIFFLAGS, _IFF_UP = 0x8914, 0x1
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_DUMPABLE = 1, 24, 4
 _CAP_LAST = 63
 _SYS_CAPSET = {"x86_64": 126, "aarch64": 91}.get(platform.machine())
@@ -48,17 +53,19 @@ def _check(result: int, what: str) -> None:
 
 
 def enter(scratch: list, tmp_bytes: int, keep: list = (), pid_namespace: bool = True) -> None:
-    """Move this process into new user, mount, IPC and (unless not `pid_namespace`) PID
-    namespaces (the PID namespace takes effect for its children) and mount an empty tmpfs on
-    each directory of `scratch`; the directories of `keep` below them (a Python installation
+    """Move this process into new user, mount, IPC, network and (unless not `pid_namespace`)
+    PID namespaces (the PID namespace takes effect for its children) and mount an empty tmpfs
+    on each directory of `scratch`; the directories of `keep` below them (a Python installation
     bound under /tmp) stay visible."""
     uid, gid = os.getuid(), os.getgid()
     _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)     # /proc/self/uid_map is writable only so
-    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWPID if pid_namespace else 0)
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | (CLONE_NEWPID if pid_namespace else 0)
     _check(_libc.unshare(flags), "unshare")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as f:
             f.write(text)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:   # lo is down in a new namespace
+        fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", _IFF_UP))
     kept = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in keep if os.path.isdir(path)]
     options = f"size={int(tmp_bytes)},mode=1777".encode()
     for path in scratch:
