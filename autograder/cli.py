@@ -119,8 +119,21 @@ def main(argv=None) -> int:
     except (CourseError, sandbox.SandboxUnavailable, labs.UnknownAssignment) as exc:
         print(f"attnlab: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        if not _database_error(exc):
+            raise
+        print(f"attnlab: the gradebook cannot be used ({str(getattr(exc, 'orig', exc)).splitlines()[0][:200]}): "
+              "another program (formgrader, an nbgrader command) may be writing to it; run the command "
+              "again when it is done", file=sys.stderr)
+        return 2
     finally:
         gc.freeze()    # the interpreter's last collection of nbgrader's heap took 0.3 s at exit
+
+
+def _database_error(exc: Exception) -> bool:
+    """An error of the gradebook's database (locked by another writer, unreadable)."""
+    errors = sys.modules.get("sqlalchemy.exc")
+    return errors is not None and isinstance(exc, errors.OperationalError)
 
 
 def _grade(args) -> int:

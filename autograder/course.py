@@ -112,7 +112,10 @@ def load_config(root: Path) -> Config:
     config_file = root / "nbgrader_config.py"
     if not config_file.exists():
         raise CourseError(f"{root} is not an nbgrader course directory (no nbgrader_config.py)")
-    return PyFileConfigLoader(config_file.name, path=str(root)).load_config()
+    try:
+        return PyFileConfigLoader(config_file.name, path=str(root)).load_config()
+    except Exception as exc:  # the instructor's Python file: whatever it raises, say where
+        raise CourseError(f"{config_file} cannot be read: {type(exc).__name__}: {exc}") from None
 
 
 def open_course(root=".") -> Course:
@@ -120,6 +123,8 @@ def open_course(root=".") -> Course:
     scripts_on_path()
     root = Path(root).resolve()
     config = load_config(root)
+    if str(root) not in sys.path:     # as nbgrader's apps do: plugins kept beside the configuration
+        sys.path.insert(0, str(root))
     cwd = os.getcwd()
     try:
         os.chdir(root)     # nbgrader resolves relative paths (the gradebook URL) from here

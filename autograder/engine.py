@@ -65,6 +65,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         digests = {s: course.digest(s, assignment) for s in candidates if s in submitted}
         recorded = gradebook.submitted()
         todo = [s for s, d in digests.items() if force or s not in recorded or _stale(course, s, assignment, d)]
+        resubmitted = {s for s in todo if graded_digest(_results_path(course, s, assignment)) not in (None, digests[s])}
         jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
         slot_args = (assignment, course.release(assignment), notebook, mode, limits)
         release = (course.release(assignment) / notebook).read_text()
@@ -93,9 +94,10 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                                         f"(expected {notebook})")
                 pending.append((result, graded_notebook or _placeholder(release, result)))
                 if len(pending) >= BATCH_SIZE or time.monotonic() - since > BATCH_SECONDS:
-                    done.update(_flush(course, assignment, notebook, gradebook, pending))
+                    done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
                     pending, since = [], time.monotonic()
-            done.update(_flush(course, assignment, notebook, gradebook, pending))
+            done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
+        gradebook.reprice(sorted(recorded - set(todo)))
     everyone = class_results(course, assignment, suite, done)
     refresh(course, assignment, everyone, written=done)
     batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs)
@@ -103,11 +105,11 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     return batch
 
 
-def _flush(course: Course, assignment: str, notebook: str, gradebook, pending: list) -> dict:
+def _flush(course: Course, assignment: str, notebook: str, gradebook, pending: list, resubmitted: set) -> dict:
     """Record `pending` in the gradebook in one transaction, then write each one's files."""
     if not pending:
         return {}
-    recorded = gradebook.record_batch([result for result, _ in pending])
+    recorded = gradebook.record_batch([result for result, _ in pending], resubmitted)
     for result, graded_notebook in pending:
         result.recorded = recorded[result.student]
         _write(course, assignment, notebook, result, graded_notebook)
@@ -121,7 +123,7 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
     submitted = set(course.submitted_students(assignment))
     roster = course.roster(assignment)
     notebook = Path(course.notebook_name(assignment)).stem
-    recorded = gradebook.read_all(course, assignment, notebook, [s for s in roster if s not in fresh])
+    recorded, points = gradebook.read_all(course, assignment, notebook, [s for s in roster if s not in fresh])
     found = []
     for student in roster:
         path = _results_path(course, student, assignment)
@@ -136,6 +138,7 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
                                           f"submitted but not graded yet: run `attnlab grade {assignment}`"))
         else:
             found.append(results.ungraded(student, assignment, suite, "missing", "no submission"))
+        found[-1].assignment_points = points
     return found
 
 
@@ -203,7 +206,16 @@ def _write(course: Course, assignment: str, notebook: str, result: Result, grade
             shutil.copyfile(source / name, out / name)
     if not (out / "submission_secret.txt").exists():    # nbgrader's release_feedback needs one
         _replace(out / "submission_secret.txt", secrets.token_hex(64))
+    if not (source / "timestamp.txt").is_file():        # ... and a timestamp: a submission placed by
+        _replace(out / "timestamp.txt", _modified(source))   # hand has none (lateness is not judged)
     _replace(out / "results.json", results.json_text(result))
+
+
+def _modified(folder: Path) -> str:
+    """The latest modification time in `folder`, as nbgrader writes a timestamp."""
+    files = [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
+    latest = max((p.stat().st_mtime for p in files), default=time.time())
+    return datetime.fromtimestamp(latest, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
 
 
 def _replace(path: Path, text: str) -> None:

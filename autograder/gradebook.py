@@ -77,8 +77,13 @@ class GradebookWriter:
             self.gb.close()
             raise
         self.students = {s.id for s in self.gb.students}
-        late = AssignLatePenalties(config=course.config)
-        late.init_plugin()
+        try:
+            late = AssignLatePenalties(config=course.config)
+            late.init_plugin()
+        except Exception as exc:  # the course's own plugin and settings: say which, in one line
+            self.gb.close()
+            raise CourseError(f"nbgrader_config.py: the late penalty cannot be set up "
+                              f"({type(exc).__name__}: {str(exc).splitlines()[0][:300]})") from None
         self.late_plugin = late.plugin_inst
 
     def __enter__(self):
@@ -91,18 +96,33 @@ class GradebookWriter:
         """The students with a submission of the assignment in the gradebook."""
         return {s.student.id for s in self.gb.find_assignment(self.assignment).submissions}
 
-    def record_batch(self, batch: list) -> dict:
-        """Record every result of `batch` in one transaction; returns {student: recorded grades}."""
+    def record_batch(self, batch: list, resubmitted=frozenset()) -> dict:
+        """Record every result of `batch` in one transaction; returns {student: recorded grades}.
+        For the `resubmitted` students (a new notebook since the last grading), every cell a
+        human has scored is marked for review again, as nbgrader's autograde marks it: that
+        score was given to other work."""
         students = [r.student for r in batch]
         with transaction(self.gb):
             held = _hold(self.gb, self.assignment, self.notebook)
             found = submissions(self.gb, self.assignment, students)
             for result in batch:
-                self._record(result, found.get(result.student))
+                self._record(result, found.get(result.student), result.student in resubmitted)
         del held
         return read(self.gb, self.assignment, self.notebook, students)   # the commit expired what was loaded
 
-    def _record(self, result: Result, submission) -> None:
+    def reprice(self, students) -> None:
+        """Give the recorded submissions of `students` (not graded in this run) the late penalty
+        that the gradebook's due date and extensions give them now: nbgrader fixes a penalty
+        when it grades, so an extension granted later would not show until a regrade."""
+        with transaction(self.gb):
+            held = _hold(self.gb, self.assignment, self.notebook)
+            for student, submission in submissions(self.gb, self.assignment, students).items():
+                nb = _notebook(submission, self.notebook)
+                if nb is not None:
+                    nb.late_submission_penalty = self._penalty(student, _raw(nb), submission.total_seconds_late)
+        del held
+
+    def _record(self, result: Result, submission, resubmitted: bool) -> None:
         if result.student not in self.students:
             self.gb.add_student(result.student)
             self.students.add(result.student)
@@ -116,13 +136,16 @@ class GradebookWriter:
             raise RecordingError(f"no notebook {self.notebook} in the submission")
         grades = {g.name: g for g in nb.grades}
         comments = {c.name: c for c in nb.comments}
+        if resubmitted:
+            for grade in grades.values():
+                grade.needs_manual_grade = grade.needs_manual_grade or grade.manual_score is not None
         tampering = [f"attnlab: tampering: {t}" for t in result.tampering]
         for part in result.parts:
             grade = grades.get(f"test_{part.name}")
             if grade is None:
                 raise RecordingError(f"no grade cell test_{part.name}")
             grade.auto_score = part.score
-            grade.needs_manual_grade = part.status != "graded"
+            grade.needs_manual_grade = part.status != "graded" or (resubmitted and grade.manual_score is not None)
             if part.name in comments:     # formgrader shows it in the answer's comment box
                 why = tampering + ([_why(part)] if part.status != "graded" else [])
                 comments[part.name].auto_comment = "\n".join(why) or None
@@ -211,7 +234,8 @@ def read(gb, assignment: str, notebook: str, students) -> dict:
     return found
 
 
-def read_all(course: Course, assignment: str, notebook: str, students) -> dict:
-    """{student: recorded grades} for the students with a submission in the gradebook."""
+def read_all(course: Course, assignment: str, notebook: str, students) -> tuple:
+    """({student: recorded grades} for the students with a submission in the gradebook, the
+    assignment's points there, hand-graded cells included)."""
     with course.gradebook() as gb:
-        return read(gb, assignment, notebook, students)
+        return read(gb, assignment, notebook, students), gb.find_assignment(assignment).max_score

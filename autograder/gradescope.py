@@ -76,7 +76,7 @@ def build(course, assignment: str, out: Path, limits: sandbox.Limits | None = No
               "limits": {"call_seconds": limits.call_seconds, "cell_seconds": limits.cell_seconds,
                          "submission_seconds": limits.submission_seconds, "memory_bytes": limits.memory_bytes},
               "details": settings.gradescope_details,
-              "late_penalty_method": LateSubmissionPlugin(config=course.config).penalty_method}
+              "late_penalty_method": _penalty_method(course.config)}
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         _add_text(z, "setup.sh", SETUP)
@@ -161,6 +161,18 @@ def _salt(root: Path, assignment: str, notebook: Path) -> bytes:
     student = ",".join(sorted(str(u.get("id", u.get("email", ""))) for u in users if isinstance(u, dict)))
     key = bytes.fromhex((root / "source" / "secret").read_text().strip())
     return secret.submission_salt(key, assignment, student, notebook)
+
+
+def _penalty_method(config) -> str:
+    """The penalty method of nbgrader's own LateSubmissionPlugin; a plugin of the course's own
+    (AssignLatePenalties.plugin_class) cannot run on Gradescope, and is refused in one line."""
+    plugin = config.get("AssignLatePenalties", {}).get("plugin_class", LateSubmissionPlugin)
+    name = plugin if isinstance(plugin, str) else f"{plugin.__module__}.{plugin.__qualname__}"
+    if name not in ("nbgrader.plugins.LateSubmissionPlugin", "nbgrader.plugins.latesubmission.LateSubmissionPlugin"):
+        raise CourseError(f"the course's late penalty is computed by {name} (AssignLatePenalties.plugin_class), "
+                          "which the Gradescope bundle cannot run; use LateSubmissionPlugin.penalty_method "
+                          "or Gradescope's own late policy")
+    return LateSubmissionPlugin(config=config).penalty_method
 
 
 def lateness(result: results.Result, metadata: dict, method: str) -> dict:

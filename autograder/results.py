@@ -35,6 +35,7 @@ class Result:
     digest: str = ""                                    # of the graded submission (course.digest)
     recorded: dict = field(default_factory=dict)        # the gradebook's grades (gradebook.recorded)
     cells: list = field(default_factory=list)           # cells that hit a limit or could not run
+    assignment_points: float = 0.0                      # the gradebook's, for a student with nothing recorded
 
     @property
     def score(self) -> float:
@@ -42,7 +43,9 @@ class Result:
 
     @property
     def max_score(self) -> float:
-        return self.recorded["max_score"] if self.recorded else sum(p.max_score for p in self.parts)
+        if self.recorded:
+            return self.recorded["max_score"]
+        return self.assignment_points or sum(p.max_score for p in self.parts)
 
     @property
     def late_penalty(self) -> float:
@@ -83,6 +86,10 @@ class Result:
         if pending:
             found.append(f"to grade by hand: {', '.join(sorted(pending))}" if len(pending) <= 3
                          else f"to grade by hand: {len(pending)} written answers")
+        review = sorted(name for name, cell in self.recorded.get("cells", {}).items()
+                        if cell["needs_manual_grade"] and cell["manual_score"] is not None)
+        if review:
+            found.append(f"to review by hand (scored before a resubmission): {', '.join(review)}")
         return found
 
 

@@ -129,6 +129,15 @@ def test_late_penalty_from_nbgrader_configuration(course, tmp_path):
     assert data["score"] == 0 and "Late: 2 h 0 min late, penalty 100" in data["output"]
     run_tool("attnlab", "feedback", ASSIGNMENT, cwd=late)
     assert "2 h 0 min late, penalty 100" in (late / "feedback" / "cy" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    with open_course(late).gradebook() as gb:                           # an extension after grading
+        gb.grant_extension(ASSIGNMENT, "cy", hours=3)
+    assert "graded 0 submission(s)" in grade(late).stderr
+    assert (grades(late)["cy"]["score"], grades(late)["cy"]["late"]) == ("100", "")
+    assert exported(late)["cy"]["score"] == "100.0" and result(late, "cy")["score"] == 100
+    with open_course(late).gradebook() as gb:
+        gb.grant_extension(ASSIGNMENT, "cy", hours=0)
+    grade(late)
+    assert (grades(late)["cy"]["score"], exported(late)["cy"]["score"]) == ("0", "0.0")
     resubmitted = nbformat.reads(solved(), as_version=4)                  # ada resubmits, 30 minutes late
     resubmitted.cells.append(nbformat.v4.new_markdown_cell("Resubmitted."))
     submit(late, "ada", nbformat.writes(resubmitted), (due + timedelta(minutes=30)).strftime("%Y-%m-%d %H:%M:%S UTC"))
@@ -214,3 +223,65 @@ def test_hand_graded_cells_count_and_are_never_overwritten(tmp_path):
     row = grades(path)["ada"]
     assert (row["score"], row["why_scale"]) == ("103", "3") and "why_scale" not in row["needs_attention"]
     assert float(exported(path)["ada"]["score"]) == 103
+    answered.cells[-1].source = "Another answer, and other code."                # ada resubmits
+    submit(path, "ada", nbformat.writes(answered))
+    run_tool("nbgrader", "db", "student", "add", "erin", cwd=path)                # erin never submits
+    assert "graded 1 submission(s)" in grade(path).stderr
+    rows = grades(path)
+    assert (rows["ada"]["score"], rows["ada"]["why_scale"]) == ("103", "3")      # kept, to be looked at again
+    assert "to review by hand (scored before a resubmission): why_scale" in rows["ada"]["needs_attention"]
+    with open_course(path).gradebook() as gb:
+        nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "ada")
+        assert next(g for g in nb.grades if g.name == "why_scale").needs_manual_grade
+    assert (rows["erin"]["status"], rows["erin"]["score"], rows["erin"]["max_score"]) == (
+        "missing", "0", f"{release_points:g}")
+
+
+def test_course_settings_and_a_busy_gradebook_are_one_line_each(tmp_path):
+    """A penalty plugin kept beside nbgrader_config.py is found, as nbgrader's apps find it (the
+    Gradescope bundle, which cannot run it, says so); a broken setting and a gradebook that
+    another program holds are one line each, not a traceback."""
+    import sqlite3
+    path = copy_course(tmp_path / "plugin")
+    (path / "late.py").write_text("from nbgrader.plugins import LateSubmissionPlugin\n\n\n"
+                                  "class FivePoints(LateSubmissionPlugin):\n"
+                                  "    def late_submission_penalty(self, student_id, score, total_seconds_late):\n"
+                                  "        return 5.0\n")
+    config = (path / "nbgrader_config.py").read_text()
+    (path / "nbgrader_config.py").write_text(config + '\nc.AssignLatePenalties.plugin_class = "late.FivePoints"\n')
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    due = datetime(2026, 1, 10, 12, 0)
+    with open_course(path).gradebook() as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=due)
+    submit(path, "cy", solved(), (due + timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    grade(path)
+    assert (grades(path)["cy"]["score"], exported(path)["cy"]["late_submission_penalty"]) == ("95", "5.0")
+    out = run_tool("attnlab", "gradescope", ASSIGNMENT, "-o", str(tmp_path / "gs.zip"), cwd=path, check=False)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "late.FivePoints" in out.stderr, out.stderr
+    for setting, words in (('c.AssignLatePenalties.plugin_class = "late.Missing"', "the late penalty cannot be set up"),
+                           ('c.LateSubmissionPlugin.penalty_method = "bogus"', "the late penalty cannot be set up"),
+                           ("c.CourseDirectory.root = (", "nbgrader_config.py cannot be read")):
+        (path / "nbgrader_config.py").write_text(config + "\n" + setting + "\n")
+        out = grade(path, "--force", check=False)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and words in out.stderr, out.stderr
+    (path / "nbgrader_config.py").write_text(config)
+    holder = sqlite3.connect(path / "gradebook.db")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        for command in (("grade", ASSIGNMENT, "--force"), ("feedback", ASSIGNMENT), ("report", ASSIGNMENT)):
+            out = run_tool("attnlab", *command, cwd=path, check=False)
+            assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+            assert "the gradebook cannot be used" in out.stderr
+    finally:
+        holder.rollback()
+        holder.close()
+    assert grades(path)["cy"]["score"] == "95"
+    folder = path / "submitted" / "hal" / ASSIGNMENT                 # placed by hand: no timestamp.txt
+    folder.mkdir(parents=True)
+    (folder / NOTEBOOK).write_text(solved())
+    grade(path)
+    run_tool("attnlab", "feedback", ASSIGNMENT, "--student", "hal", cwd=path)
+    for step in ("autograded", "feedback"):                          # nbgrader's release_feedback needs it
+        stamp = (path / step / "hal" / ASSIGNMENT / "timestamp.txt").read_text()
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} UTC", stamp), stamp
+    assert (grades(path)["hal"]["score"], grades(path)["hal"]["late"]) == ("100", "")
