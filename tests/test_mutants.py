@@ -379,10 +379,16 @@ def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
                                               "rows with exact zeros before the diagonal",
                                               "entropy in bits: two equal weights give 1 bit"]),
     ("lab06_training", "l2_regularisation", ["weight decay is decoupled: θ - ηλθ, not added to the gradient"]),
+    ("lab06_training", "windows_one_token_early", ["x is a window of the stream and y the same window one token later",
+                                                   "every window begins at one of `starts`"]),   # s = 0 wraps round
+    ("lab06_training", "trailing_dot_stripped", ["decode(encode(s)) == s, '.' at both ends"]),
+    ("lab05_transformers", "default_eps_too_small", ["rows with a small variance (default eps)"]),
 ])
 def test_a_mistake_fails_only_the_checks_that_name_it(lab, mutant, failed):
     """Rows dropped together are not also 'the wrong fraction'; entropy in nats (with 2 ** H as
-    the support) is not also 'the wrong divisor'; L2 in the gradient fails the decay check alone.
+    the support) is not also 'the wrong divisor'; L2 in the gradient fails the decay check alone;
+    windows that start one token early are not also irreproducible; a stripped final '.' is not
+    an int32 problem; a smaller default eps is not a gamma, beta or 3-D problem.
     The other checks that see the mistake are not credited, pointing to the check to fix."""
     checks = check_results(BY_LAB[lab], mutant)
     assert [t for t, c in checks.items() if c.status == "failed"] == failed

@@ -110,6 +110,16 @@ def dots_stripped(ids, itos):
     return "".join(itos[int(i)] for i in ids).strip(".")
 
 
+@mistake("decode", "the '.' at the end is stripped: decode returns every token's character, '.' included")
+def dot_stripped_at_the_end(ids, itos):
+    return "".join(itos[int(i)] for i in ids).rstrip(".")
+
+
+@mistake("decode", "the '.' at the start is stripped: decode returns every token's character, '.' included")
+def dot_stripped_at_the_start(ids, itos):
+    return "".join(itos[int(i)] for i in ids).lstrip(".")
+
+
 @mistake("decode", "the characters are joined with spaces; join them with '' into one string")
 def spaced(ids, itos):
     return " ".join(itos[int(i)] for i in ids)
@@ -164,7 +174,8 @@ def index_as_position(stream, starts, batch_size, block_size, rng):
     return _windows(stream, rng.integers(0, len(starts), size=batch_size), block_size)
 
 
-@mistake('get_batch', 'the last start can never be drawn: the upper bound of rng.integers is already exclusive, so subtracting 1 leaves one start out',
+@mistake('get_batch', 'the last start can never be drawn: the index drawn stops one short of len(starts) '
+         '(an upper bound that is already exclusive, minus 1, or starts[:-1])',
          fix='rng.integers(0, len(starts), size=batch_size)')
 def last_start_excluded(stream, starts, batch_size, block_size, rng):
     return _windows(stream, starts[rng.integers(0, len(starts) - 1, size=batch_size)], block_size)

@@ -134,6 +134,17 @@ WRONG = [
                 out = out + beta
             return out
     '''),
+    wrong(PART, "default_eps_too_small", None, '''
+        def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
+                       eps: float = 1e-6) -> np.ndarray:
+            mu = x.mean(-1, keepdims=True)
+            out = (x - mu) / np.sqrt(x.var(-1, keepdims=True) + eps)
+            if gamma is not None:
+                out = out * gamma
+            if beta is not None:
+                out = out + beta
+            return out
+    '''),
 ]
 
 CORRECT = [

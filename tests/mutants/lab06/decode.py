@@ -25,6 +25,14 @@ WRONG = [
         def decode(ids, itos):
             return "".join("." if i == 0 else chr(96 + int(i)) for i in ids)
     '''),
+    wrong(PART, "trailing_dot_stripped", "dot_stripped_at_the_end", '''
+        def decode(ids, itos):
+            return "".join(itos[i] for i in ids).rstrip(".")
+    '''),
+    wrong(PART, "leading_dot_stripped", "dot_stripped_at_the_start", '''
+        def decode(ids, itos):
+            return "".join(itos[i] for i in ids).lstrip(".")
+    '''),
 ]
 
 CORRECT = [

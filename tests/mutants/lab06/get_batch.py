@@ -75,6 +75,18 @@ WRONG = [
                 y[b] = stream[starts[i] + 1:starts[i] + block_size + 1]
             return x, y
     '''),
+    wrong(PART, "windows_one_token_early", None, '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            s = rng.choice(starts, size=batch_size) - 1          # reproducible, but not at the starts
+            w = stream[s[:, None] + np.arange(block_size + 1)]
+            return w[:, :-1], w[:, 1:]
+    '''),
+    wrong(PART, "last_start_sliced_off", "last_start_excluded", '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            s = rng.choice(starts[:-1], size=batch_size)
+            w = stream[s[:, None] + np.arange(block_size + 1)]
+            return w[:, :-1], w[:, 1:]
+    '''),
 ]
 
 CORRECT = [
