@@ -25,7 +25,7 @@ class MemoryGroup:
 
     def remove(self) -> None:
         """Remove the group once its processes are gone (they are being killed: wait a moment)."""
-        for _ in range(50):
+        for _ in range(250):
             try:
                 self.path.rmdir()
                 return

@@ -289,7 +289,7 @@ class Worker:
             self.memory = memory_group.create(f"attnlab-{os.getpid()}-{self.uid}",
                                               self.limits.memory_bytes + SLOT_MEMORY_HEADROOM)
             if self.memory is not None:
-                multiprocessing.util.Finalize(self, self.memory.remove, exitpriority=0)
+                multiprocessing.util.Finalize(self, self._end, exitpriority=0)
         memory = self.memory
 
         def place_fd():  # the worker expects its control channel on fd 3
@@ -324,6 +324,13 @@ class Worker:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+
+    def _end(self) -> None:
+        """At exit: the worker first (its processes hold the group), then its memory group."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.memory.remove()
 
     def restart(self) -> None:
         self._drop_data()

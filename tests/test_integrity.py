@@ -475,3 +475,11 @@ def test_student_text_in_feedback_is_bounded(batch):
 def test_every_submission_stays_within_its_time_budget(batch):
     _, results = batch
     assert max(r["execution_time"] for r in results.values()) < 22
+
+
+def test_no_memory_group_outlives_its_run(batch):
+    """Each slot removes its memory cgroup when it ends (they piled up, one per slot and run)."""
+    from autograder import memory_group
+    left = [p for parent, _ in memory_group._parents() if parent.is_dir()
+            for p in parent.glob("attnlab-*") if not (p / "cgroup.procs").read_text().strip()]
+    assert left == []

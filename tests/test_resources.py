@@ -83,3 +83,32 @@ def test_an_earlier_part_called_beyond_its_signature_is_named_as_the_official_on
     assert failed and all("the official softmax, used in place of yours while this part is graded, could not "
                           "evaluate this call (it takes the arguments of the release's signature): TypeError: "
                           "softmax() got an unexpected keyword argument 'axis'" in m for m in failed), failed[0]
+
+
+def test_memory_past_the_slot_limit_costs_the_submission_not_the_worker(slot, tmp_path):
+    """Memory no process maps (memfd files handed to a tiny process) pushes the slot's memory
+    cgroup over its limit: the kernel kills the submission's processes, which rank first, not
+    the zygote (the largest process), so the worker goes on without a restart."""
+    grade(slot, tmp_path)
+    assert slot.worker.memory is not None, "no memory cgroup: run as root with a memory controller"
+    restarts = slot.worker.restarts
+    hold = '''
+import os
+_fds = []
+for _i in range(100):
+    _fd = os.memfd_create("m")
+    os.posix_fallocate(_fd, 0, 16 << 20)
+    _fds.append(_fd)
+if os.fork() == 0:
+    os.execv("/bin/sleep", ["sleep", "100"])
+for _fd in _fds:
+    os.close(_fd)
+for _i in range(100):
+    _fd = os.memfd_create("n")
+    os.posix_fallocate(_fd, 0, 16 << 20)
+''' + SOLVED["softmax"]
+    result, parts = grade(slot, tmp_path, softmax=hold)
+    assert any("ended the notebook process" in cell for cell in result.cells), result.cells
+    assert slot.worker.restarts == restarts
+    result, parts = grade(slot, tmp_path)
+    assert result.status == "graded" and result.score == 100.0

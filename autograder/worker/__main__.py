@@ -42,7 +42,7 @@ from .invoke import describe_exception, execute
 from .protocol import Channel, Described, ProtocolError, decode, encode
 
 CTL_FD = 3
-_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -159,7 +159,7 @@ def _kept_dirs() -> list:
 
 
 def zygote(ctl: Channel, shell, isolated: bool) -> None:
-    current = None   # the submission: (keeper pid, keeper pidfd, notebook pid)
+    current = None   # the submission: (keeper pid, keeper pidfd, notebook pid, notebook pidfd)
     while True:
         watched = [ctl.sock] + ([current[1]] if current else [])
         ready = select.select(watched, [], [])[0]
@@ -205,6 +205,7 @@ def _start_submission(shell, limits: dict, data_fd: int, isolated: bool) -> tupl
         try:
             os.close(CTL_FD)
             os.close(report)
+            _first_to_go()
             if isolated:
                 isolation.enter(_scratch_dirs(), limits["tmp_bytes"], _kept_dirs())
             pid = _fork_notebook(shell, limits, data_fd, isolated)
@@ -217,14 +218,33 @@ def _start_submission(shell, limits: dict, data_fd: int, isolated: bool) -> tupl
     got = os.read(report, 8)
     os.close(report)
     notebook = int.from_bytes(got, "little") if len(got) == 8 else keeper
-    return keeper, os.pidfd_open(keeper), notebook
+    return keeper, os.pidfd_open(keeper), notebook, _pidfd(notebook)
+
+
+def _first_to_go() -> None:
+    """Where the slot's memory cgroup runs out, the kernel kills the submission's processes
+    before the zygote (which, with the namespace's file pages, may well be the largest)."""
+    _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)   # /proc/self is writable only so (no student code yet)
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+    isolation.undumpable()
+
+
+def _pidfd(pid: int):
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
 
 
 def _close_submission(current, isolated: bool) -> None:
     """End a submission: with namespaces, killing its PID 1 ends everything in it."""
     if not current:
         return
-    keeper, pidfd, notebook = current
+    keeper, pidfd, notebook, notebook_fd = current
     for pid in (notebook, keeper):
         try:
             os.kill(pid, signal.SIGKILL)
@@ -232,6 +252,9 @@ def _close_submission(current, isolated: bool) -> None:
             pass
     _reap(keeper)
     os.close(pidfd)
+    if notebook_fd is not None:     # the notebook, PID 1 of the submission, is gone only when
+        select.select([notebook_fd], [], [], 5)   # everything in its namespaces is: the next
+        os.close(notebook_fd)                     # submission starts with that memory freed
     if not isolated:
         _kill_below(os.getpid(), keep=())
         _empty_scratch()
