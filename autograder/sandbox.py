@@ -280,6 +280,7 @@ class Worker:
         self.fonts_scanned = False  # the worker found no kept font list (or matplotlib refused it)
         self.restarts = 0
         self.memory = None          # the slot's memory cgroup (None: RLIMIT_AS is the only limit)
+        self.finalizer = None       # removes it when the process exits
 
     # -- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -288,8 +289,8 @@ class Worker:
         if self.memory is None:
             self.memory = memory_group.create(f"attnlab-{os.getpid()}-{self.uid}",
                                               self.limits.memory_bytes + SLOT_MEMORY_HEADROOM)
-            if self.memory is not None:
-                multiprocessing.util.Finalize(self, self._end, exitpriority=0)
+            if self.memory is not None and self.finalizer is None:
+                self.finalizer = multiprocessing.util.Finalize(self, self._end, exitpriority=0)
         memory = self.memory
 
         def place_fd():  # the worker expects its control channel on fd 3
@@ -324,13 +325,17 @@ class Worker:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+        if self.memory is not None:
+            self.memory.remove()
+            self.memory = None
 
     def _end(self) -> None:
         """At exit: the worker first (its processes hold the group), then its memory group."""
         if self.process and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-        self.memory.remove()
+        if self.memory is not None:
+            self.memory.remove()
 
     def restart(self) -> None:
         self._drop_data()
