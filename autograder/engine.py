@@ -64,8 +64,9 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     with GradebookWriter(course, assignment, Path(notebook).stem, suite.parts) as gradebook:
         digests = {s: course.digest(s, assignment) for s in candidates if s in submitted}
         recorded = gradebook.submitted()
-        todo = [s for s, d in digests.items() if force or s not in recorded or _stale(course, s, assignment, d)]
-        resubmitted = {s for s in todo if graded_digest(_results_path(course, s, assignment)) not in (None, digests[s])}
+        graded = {s: graded_digest(_results_path(course, s, assignment)) for s in digests}   # what results.json grades
+        todo = [s for s, d in digests.items() if force or s not in recorded or graded[s] != d]
+        resubmitted = {s for s in todo if graded[s] not in (None, digests[s])}
         jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
         slot_args = (assignment, course.release(assignment), notebook, mode, limits)
         release = (course.release(assignment) / notebook).read_text()
@@ -172,11 +173,6 @@ def _write_last_run(course: Course, assignment: str, batch: Batch, mode: str) ->
 
 def _results_path(course: Course, student: str, assignment: str) -> Path:
     return course.path("autograded", student, assignment) / "results.json"
-
-
-def _stale(course: Course, student: str, assignment: str, digest: str) -> bool:
-    """True unless results.json holds the grading of exactly this submission."""
-    return graded_digest(_results_path(course, student, assignment)) != digest
 
 
 def _placeholder(release: str, result: Result) -> str:
