@@ -92,7 +92,12 @@ def test_formgrader_lists_every_submission_with_the_scores_of_grades_csv(page, s
 
 def test_a_manual_score_and_comment_reach_grades_csv_and_the_feedback(page, server, course):
     _, link = submissions(page, server)["ben"]
+    # formgrader binds its inputs once it has fetched the grades; a score typed before is not saved.
+    # The fetch is slowed down, so that typing too early fails every time, not now and then
+    page.route("**/formgrader/api/grades?*", lambda route: (time.sleep(1), route.continue_()))
     page.goto(f"{server}{link}")
+    page.wait_for_function("formgrader.grades.loaded && formgrader.comments.loaded")
+    page.unroute("**/formgrader/api/grades?*")
     page.locator("#test_softmax").fill("7")
     page.locator("#softmax-comment").fill("Subtract the row maximum first.")
     page.locator("#test_softmax_extra_credit").click()     # leaving a field saves it
