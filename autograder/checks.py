@@ -97,13 +97,18 @@ IN_PLACE = Mistake("*", "in_place", "the function writes into an array it was gi
                    "the caller's array changes too", None,
                    "compute into a new array: write z = z - m instead of z -= m, or work on z.copy()")
 FOREIGN_RNG = Mistake("*", "foreign_rng", "the random draws do not come from the generator passed "
-                      "in as `rng` (np.random or a generator made inside the function), so a seed "
-                      "cannot reproduce them", None,
+                      "in as `rng` (np.random, or a generator made inside the function), so the same "
+                      "seed does not give the same result", None,
                       "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
+SEED_IGNORED = Mistake("*", "seed_ignored", "the result does not depend on the generator passed in as "
+                       "`rng`: nothing random is drawn from it (or what is drawn is not used), or a "
+                       "generator with a fixed seed of its own is made inside the function, so every "
+                       "seed gives the same result", None,
+                       "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
 NO_RETURN = Mistake("*", "no_return", "the function returns None: a return statement is missing (or "
                     "it returns the result of an in-place method such as list.sort)", None,
                     "end the function with return followed by the result")
-GENERIC = (IN_PLACE, FOREIGN_RNG, NO_RETURN)
+GENERIC = (IN_PLACE, FOREIGN_RNG, SEED_IGNORED, NO_RETURN)
 
 
 @dataclass

@@ -12,7 +12,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from . import __version__, labs, sandbox  # noqa: E402
 from .config import MIN_MEMORY_MIB, AttnLab  # noqa: E402
 from traitlets import TraitError  # noqa: E402
-from .course import CourseError, folder_digest, graded_digest, load_config, open_course, submitted_notebook  # noqa: E402
+from .course import CourseError, graded_digest, load_config, open_course, submitted_notebook  # noqa: E402
+from .student_files import digest as folder_digest  # noqa: E402
 from .messages import points  # noqa: E402
 from .results import late_text  # noqa: E402
 

@@ -4,7 +4,6 @@ nbgrader is imported where it is used: importing it takes a second, and grading 
 import this module through the CLI, never open the course."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -14,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
+
+from . import student_files
 
 if TYPE_CHECKING:
     from nbgrader.api import Gradebook
@@ -68,20 +69,20 @@ class Course:
         return sorted(known | set(self.submitted_students(assignment)))
 
     def timestamp(self, student: str, assignment: str):
-        """nbgrader's submission time (timestamp.txt, written by `nbgrader submit`/`collect`)."""
-        return self.dirs.get_existing_timestamp(str(self.path("submitted", student, assignment)))
+        """nbgrader's submission time (timestamp.txt, written by `nbgrader submit`/`collect`),
+        None without one; StudentFileError when the file is there but is not a time."""
+        from nbgrader.utils import parse_utc
+        path = self.path("submitted", student, assignment) / "timestamp.txt"
+        if not os.path.lexists(path):
+            return None
+        text = student_files.read(path, limit=4096).decode("utf-8", "replace").strip()
+        try:
+            return parse_utc(text) if text else None
+        except Exception:   # dateutil's zoo: ValueError, OverflowError, ...
+            raise student_files.StudentFileError(f"timestamp.txt holds {text[:40]!r}, not a time") from None
 
     def digest(self, student: str, assignment: str) -> str:
-        return folder_digest(self.path("submitted", student, assignment))
-
-
-def folder_digest(folder: Path) -> str:
-    """What identifies a submission: the names and bytes of its files (notebooks, nbgrader's
-    timestamp.txt), whatever their modification times."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+        return student_files.digest(self.path("submitted", student, assignment))
 
 
 def submitted_notebook(folder: Path, notebook: str) -> Path:

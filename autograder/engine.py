@@ -11,7 +11,7 @@ import html
 import json
 import os
 import secrets
-import shutil
+import stat
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 from tqdm import tqdm
 
-from . import gradebook, grading, labs, results, secret
+from . import gradebook, grading, labs, results, secret, student_files
 from .course import Course, CourseError, graded_digest, submitted_notebook
 from .gradebook import GradebookWriter
 from .results import Result
@@ -87,8 +87,8 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
             pending, since = [], time.monotonic()
             for future in bar:
                 result, graded_notebook = future.result()
-                timestamp = course.timestamp(result.student, assignment)
-                result.timestamp = timestamp.isoformat() if timestamp else ""
+                result.timestamp, problems = _nbgrader_files(course, result.student, assignment)
+                result.tampering += problems
                 result.digest = digests[result.student]
                 if paths[result.student].name != notebook and result.status != "unreadable":
                     result.notes.append(f"graded {paths[result.student].name}, the only notebook submitted "
@@ -190,6 +190,35 @@ def _escape_md(text: str) -> str:
     return html.escape(text).replace("`", "&#96;").replace("*", "&#42;").replace("_", "&#95;")
 
 
+def _nbgrader_files(course: Course, student: str, assignment: str) -> tuple:
+    """(submission time as ISO text or "", tampering found): timestamp.txt and
+    submission_secret.txt are nbgrader's, so one that is not a regular file, or not a time, was
+    put there by hand; the grader reads neither then."""
+    problems = []
+    try:
+        timestamp = course.timestamp(student, assignment)
+    except OSError as exc:
+        timestamp = None
+        problems.append(f"{exc}: lateness was not judged")
+    try:
+        _submitted_text(course.path("submitted", student, assignment) / "submission_secret.txt")
+    except OSError as exc:
+        problems.append(f"{exc}: the feedback gets a secret of its own")
+    return (timestamp.isoformat() if timestamp else ""), problems
+
+
+def _submitted_text(path: Path) -> str | None:
+    """A small file of a submission, None if it is missing; read without following a link."""
+    return student_files.read(path, limit=4096).decode("utf-8", "replace") if os.path.lexists(path) else None
+
+
+def _copied(path: Path) -> str | None:
+    try:
+        return _submitted_text(path)
+    except OSError:     # found by _nbgrader_files, and reported
+        return None
+
+
 def _write(course: Course, assignment: str, notebook: str, result: Result, graded_notebook: str) -> None:
     """autograded/<student>/<assignment>/ as nbgrader lays it out (the notebook, timestamp.txt,
     submission_secret.txt), plus results.json; each file replaced atomically."""
@@ -197,20 +226,20 @@ def _write(course: Course, assignment: str, notebook: str, result: Result, grade
     out.mkdir(parents=True, exist_ok=True)
     _replace(out / notebook, graded_notebook)
     source = course.path("submitted", result.student, assignment)
-    for name in ("timestamp.txt", "submission_secret.txt"):
-        if (source / name).is_file():
-            shutil.copyfile(source / name, out / name)
-    if not (out / "submission_secret.txt").exists():    # nbgrader's release_feedback needs one
-        _replace(out / "submission_secret.txt", secrets.token_hex(64))
-    if not (source / "timestamp.txt").is_file():        # ... and a timestamp: a submission placed by
-        _replace(out / "timestamp.txt", _modified(source))   # hand has none (lateness is not judged)
+    secret = _copied(source / "submission_secret.txt")
+    if secret is not None or not (out / "submission_secret.txt").is_file():   # release_feedback needs one
+        _replace(out / "submission_secret.txt", secret if secret is not None else secrets.token_hex(64))
+    # ... and a time: nbgrader's, or for a submission without a valid one (placed by hand, or
+    # tampered with) the files' latest modification (lateness is not judged then)
+    timestamp = _copied(source / "timestamp.txt") if result.timestamp else None
+    _replace(out / "timestamp.txt", timestamp or _modified(source))
     _replace(out / "results.json", results.json_text(result))
 
 
 def _modified(folder: Path) -> str:
-    """The latest modification time in `folder`, as nbgrader writes a timestamp."""
-    files = [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
-    latest = max((p.stat().st_mtime for p in files), default=time.time())
+    """The latest modification time of the regular files in `folder`, as nbgrader writes a timestamp."""
+    files = [p.lstat() for p in folder.iterdir()] if folder.is_dir() else []
+    latest = max((f.st_mtime for f in files if stat.S_ISREG(f.st_mode)), default=time.time())
     return datetime.fromtimestamp(latest, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
 
 

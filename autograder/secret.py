@@ -13,6 +13,8 @@ import os
 import secrets
 from pathlib import Path
 
+from . import student_files
+
 SECRET_BYTES = 32
 
 
@@ -45,4 +47,7 @@ def salt(secret: bytes, assignment: str, student: str, notebook: bytes) -> bytes
 
 def submission_salt(secret: bytes, assignment: str, student: str, path: Path) -> bytes:
     """`salt` of the notebook at `path` (of no bytes if it is missing)."""
-    return salt(secret, assignment, student, path.read_bytes() if path.is_file() else b"")
+    try:
+        return salt(secret, assignment, student, student_files.read(path))
+    except OSError:     # missing, a link, not a regular file: graded as unreadable
+        return salt(secret, assignment, student, b"")

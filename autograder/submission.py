@@ -7,12 +7,12 @@ and to the student instead of being silently repaired.
 """
 import copy
 import json
-from pathlib import Path
+import re
 from dataclasses import dataclass, field
 
 import nbformat
 
-from . import notebooks
+from . import notebooks, student_files
 
 _FLAGS = ("grade", "solution", "locked", "points", "grade_id")
 
@@ -32,7 +32,9 @@ class Inspection:
 def load(path) -> tuple:
     """(notebook, notes): duplicated cell ids are renamed here, deterministically, and reported."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(student_files.read(path).decode("utf-8"))
+    except student_files.StudentFileError as exc:
+        raise Unreadable(str(exc)) from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise Unreadable(f"not a readable notebook: {type(exc).__name__}: {str(exc)[:200]}") from None
     cells = data.get("cells") if isinstance(data, dict) else None
@@ -78,9 +80,25 @@ def inspect(nb, release) -> Inspection:
         if gid not in placed:
             _put_back(kept, gid, expected, order, report)
     _unique_ids(kept)
+    given = {c.source for c in release.cells}
+    for cell in kept:
+        if cell.cell_type in ("markdown", "raw") and cell.source not in given and _TAG.search(cell.source):
+            cell.source = _escaped(cell.source)
     report.notebook.cells = kept
     report.cells = [c.source for c in kept if c.cell_type == "code" and not notebooks.is_test(c)]
     return report
+
+
+_TAG = re.compile(r"<[A-Za-z!/?]")    # how an HTML tag, comment or declaration begins
+
+
+def _escaped(text: str) -> str:
+    """Text a student wrote, with its HTML escaped as nbconvert's SanitizeHTML does (bleach, with
+    its defaults): formgrader shows the graded notebook to the grader, logged in, and does not
+    sanitise it."""
+    import bleach
+    return bleach.clean(text, tags=bleach.ALLOWED_TAGS, attributes=bleach.ALLOWED_ATTRIBUTES,
+                        strip=False, strip_comments=True)
 
 
 def _grade_id(cell):

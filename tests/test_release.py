@@ -5,6 +5,7 @@ import re
 import sys
 
 import nbformat
+import numpy as np
 import pytest
 
 from autograder import examples, labs, notebooks
@@ -23,6 +24,22 @@ def notebook(kind: str, assignment: str):
 def test_derived_files_match_the_source_notebook():
     """The reference module and the student helper are what `attnlab sync` makes from source/."""
     assert sync(ROOT, check_only=True) == []
+
+
+def test_helper_data_regenerated_on_another_cpu_is_not_stale(tmp_path):
+    """NumPy's float64 exp and log round differently on CPUs with and without AVX-512: the
+    last bit of a visible case's expected output is not a change; a real change is."""
+    from autograder.sync import _same
+    path = ROOT / "source" / LABS[0] / f"{labs.packages()[LABS[0]]}_checks.npz"
+    arrays = dict(np.load(path))
+    key = next(k for k, a in arrays.items() if a.dtype == np.float64 and a.size and np.all(np.isfinite(a)))
+
+    def written(change):
+        out = tmp_path / "changed.npz"
+        np.savez(out, **{**arrays, key: change(arrays[key])})
+        return out.read_bytes()
+    assert _same(path, written(lambda a: a), written(lambda a: np.nextafter(a, np.inf)))
+    assert not _same(path, written(lambda a: a), written(lambda a: a * (1 + 1e-7)))
 
 
 def test_generated_directories_match_nbgrader(tmp_path):

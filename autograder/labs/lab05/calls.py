@@ -32,9 +32,11 @@ def positional_encoding(max_len, d_model):
 
 
 def layer_norm(x, gamma=None, beta=None, eps=None):
-    """Parameters left at None are not passed, so that the student's defaults apply."""
+    """Parameters left at None are not passed, so that the student's defaults apply; beta
+    without gamma is passed by name."""
     args = (x,) if gamma is None else (x, gamma) if beta is None else (x, gamma, beta)
-    return Call("layer_norm", args, {} if eps is None else {"eps": eps})
+    kwargs = {"beta": beta} if gamma is None and beta is not None else {}
+    return Call("layer_norm", args, kwargs | ({} if eps is None else {"eps": eps}))
 
 
 def feedforward(x, W1, b1, W2, b2):

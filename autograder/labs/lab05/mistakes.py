@@ -529,6 +529,14 @@ def beta_assumed_with_gamma(x, gamma=None, beta=None, eps=1e-5):
     return gamma * x_hat + beta if gamma is not None else x_hat
 
 
+@mistake("layer_norm", "beta is applied only when gamma is given, but each may be given alone: "
+         "with beta alone, the shift is dropped",
+         fix="replace gamma and beta separately: gamma = np.ones(x.shape[-1]) if gamma is None else gamma")
+def beta_only_with_gamma(x, gamma=None, beta=None, eps=1e-5):
+    x_hat = _ln(x, eps=eps)
+    return x_hat if gamma is None else gamma * x_hat + (0.0 if beta is None else beta)
+
+
 @mistake("layer_norm", "the mean and variance are reduced without keeping their axis, so they "
          "broadcast against the features instead of the rows (a broadcast error when N != d)",
          fix="x.mean(axis=-1, keepdims=True) and x.var(axis=-1, keepdims=True)")

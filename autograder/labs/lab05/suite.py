@@ -424,7 +424,7 @@ def _(t):
     t.expect_array(t.student(C.layer_norm(t.normal(3, 5))), (3, 5))
 
 
-@check("layer_norm", "default gamma and beta", 2)
+@check("layer_norm", "default gamma and beta", 1.5)
 def _(t):
     """Each row standardised with the biased variance (eq. 8.25). Here and in the next checks
     the rows vary widely (variance near 10^4), so eps does not show: the two eps checks judge it."""
@@ -441,6 +441,12 @@ def _(t):
 def _(t):
     """gamma and beta are optional one by one: beta defaults to zeros when only gamma is given."""
     t.expect_match(C.layer_norm(t.normal(3, 6, scale=100.0), 1.0 + 0.5 * t.normal(6)))
+
+
+@check("layer_norm", "beta given, gamma left at its default", 0.5)
+def _(t):
+    """beta shifts even when gamma is left out: gamma then defaults to ones."""
+    t.expect_match(C.layer_norm(t.normal(3, 6, scale=100.0), beta=0.5 * t.normal(6)))
 
 
 @check("layer_norm", "eps = 0.1 is used inside the square root", 1.5)

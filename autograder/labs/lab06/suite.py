@@ -9,7 +9,7 @@ hold for every correct way of using the generator, never against the reference's
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ...checks import EXACT, FLOAT32, FOREIGN_RNG, IN_PLACE, Suite
+from ...checks import EXACT, FLOAT32, FOREIGN_RNG, IN_PLACE, SEED_IGNORED, Suite
 from ...compare import kind, mismatch
 from . import calls as C
 from . import reference
@@ -240,7 +240,7 @@ def _(t):
         second, _ = batch(t, C.get_batch(stream, starts, 8, BLOCK, 2))
         at_starts(t, stream, starts, first)
     if np.array_equal(first, second):
-        t.fail("two different seeds gave the same batch", cause=FOREIGN_RNG)
+        t.fail("two different seeds gave the same batch", cause=SEED_IGNORED)
     if len({tuple(row) for row in first}) == 1:
         t.fail("all rows of a batch are the same window: draw one start per row (size=batch_size)")
 
@@ -987,7 +987,7 @@ def _(t):
         t.fail("generators made from the same seed gave different tokens", cause=FOREIGN_RNG)
     if len(set(first)) == 1:
         t.fail(f"20 seeds all gave token {first[0]} from an almost flat distribution",
-               cause=FOREIGN_RNG)
+               cause=SEED_IGNORED)
 
 
 # -------------------------------------------------------------------------- attention_entropy

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ...checks import EXACT, FLOAT32, FLOAT64, FOREIGN_RNG, IN_PLACE, Suite
+from ...checks import EXACT, FLOAT32, FLOAT64, FOREIGN_RNG, IN_PLACE, SEED_IGNORED, Suite
 from ...compare import mismatch
 from . import calls as C
 from . import reference
@@ -372,7 +372,7 @@ def _(t):
         t.fail("two generators made from the same seed gave different masks: draw with the `rng` you "
                "are given, never with np.random", cause=FOREIGN_RNG)
     if np.array_equal(first, other):
-        t.fail("two different seeds gave the same mask: draw with the `rng` you are given", cause=FOREIGN_RNG)
+        t.fail("two different seeds gave the same mask: draw with the `rng` you are given", cause=SEED_IGNORED)
 
 
 @check("dropout", "does not modify x", 1, tol=None)

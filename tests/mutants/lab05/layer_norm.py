@@ -4,6 +4,16 @@ from . import correct, wrong
 PART = "layer_norm"
 
 WRONG = [
+    wrong(PART, "beta_dropped_without_gamma", "beta_only_with_gamma", '''
+        def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+            mu = x.mean(axis=-1, keepdims=True)
+            y = (x - mu) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+            if gamma is None:
+                return y
+            if beta is None:
+                beta = 0.0
+            return gamma * y + beta
+    '''),
     wrong(PART, "statistics_without_keepdims", "keepdims_forgotten_ln", '''
         def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
                        eps: float = 1e-5) -> np.ndarray:
@@ -54,7 +64,9 @@ WRONG = [
             var = np.var(x, axis=0)
             x_hat = (x - mu) / np.sqrt(var + eps)
             if gamma is not None:
-                x_hat = gamma * x_hat + beta
+                x_hat = gamma * x_hat
+            if beta is not None:
+                x_hat = x_hat + beta
             return x_hat
     '''),
     wrong(PART, "affine_forgotten", "affine_ignored", '''
@@ -94,7 +106,9 @@ WRONG = [
             var = x.var(axis=-1, keepdims=True)
             y = (x - mu) / np.sqrt(var + eps)
             if gamma is not None:
-                y = y * gamma + beta
+                y = y * gamma
+            if beta is not None:
+                y = y + beta
             return y
     '''),
     wrong(PART, "shift_before_scale", "shift_then_scale", '''

@@ -59,6 +59,12 @@ WRONG = [
             window = stream[s[:, None] + np.arange(block_size + 1)]
             return window[:, :-1], window[:, 1:]
     '''),
+    wrong(PART, "own_fixed_generator", "seed_ignored", '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            s = np.random.default_rng(0).choice(starts, size=batch_size)
+            window = stream[s[:, None] + np.arange(block_size + 1)]
+            return window[:, :-1], window[:, 1:]
+    '''),
     wrong(PART, "shuffles_the_starts", "in_place", '''
         def get_batch(stream, starts, batch_size, block_size, rng):
             rng.shuffle(starts)

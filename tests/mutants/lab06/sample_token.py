@@ -68,12 +68,16 @@ WRONG = [
             probs = next_token_probs(logits, temperature, top_k, top_p)
             return int(np.random.choice(len(probs), p=probs))
     '''),
-    wrong(PART, "own_fixed_generator", "foreign_rng", '''
+    wrong(PART, "own_fixed_generator", "seed_ignored", '''
         def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
             if greedy:
                 return int(np.argmax(logits))
             probs = next_token_probs(logits, temperature, top_k, top_p)
             return int(np.random.default_rng(42).choice(len(probs), p=probs))
+    '''),
+    wrong(PART, "always_the_most_likely", "seed_ignored", '''
+        def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+            return int(np.argmax(next_token_probs(logits, temperature, top_k, top_p)))
     '''),
     wrong(PART, "temperature_applied_twice", None, '''
         def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):

@@ -63,6 +63,13 @@ WRONG = [
             mask = np.random.rand(*x.shape) > p
             return x * mask / (1 - p)
     '''),
+    wrong(PART, "alternating_mask_without_rng", "seed_ignored", '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            keep = np.arange(x.size).reshape(x.shape) % 2 == 0
+            return np.where(keep, x / (1 - p), 0.0)
+    '''),
     wrong(PART, "in_place", "in_place", '''
         def dropout(x, p, rng, training=True):
             if not training or p == 0:

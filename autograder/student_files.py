@@ -1,0 +1,72 @@
+"""Reading a submission folder, whose every file a student chose.
+
+What nbgrader's collect or an LMS download puts in submitted/<student>/<assignment>/ comes from
+the student, names and links included. A symbolic link there could point at a classmate's
+notebook, the answer key or gradebook.db, and a link to a pipe or to /proc would block or fail
+the grader. So the grader opens a student's file only through `read`, which does not follow a
+link, accepts only a regular file, never blocks and reads at most `limit` bytes, and names a
+folder only through `digest`, which follows nothing and reads any file name.
+"""
+import errno
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+MAX_BYTES = 64 * 2**20      # a lab notebook is under 1 MB; a larger file is not read
+
+
+class StudentFileError(OSError):
+    """A file of a submission that is not a regular file the grader may read (the message says why)."""
+
+
+def read(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file `path`, read without following a link."""
+    with _open(Path(path)) as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise StudentFileError(f"{Path(path).name} is larger than {limit // 2**20} MiB")
+    return data
+
+
+def digest(folder: Path) -> str:
+    """What identifies a submission: the names and bytes of its regular files, and the names and
+    targets of its links (not followed), whatever their modification times."""
+    h = hashlib.sha256()
+    for path in sorted(_entries(Path(folder))):
+        h.update(os.fsencode(path.relative_to(folder)) + b"\0")
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            h.update(b"link " + os.fsencode(os.readlink(path)))
+        elif not stat.S_ISREG(info.st_mode):
+            h.update(b"special " + str(stat.S_IFMT(info.st_mode)).encode())
+        else:
+            try:
+                with _open(path) as file:
+                    while chunk := file.read(2**20):
+                        h.update(chunk)
+            except OSError as exc:
+                h.update(b"unreadable " + str(exc.errno).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _open(path: Path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StudentFileError(f"{path.name} is a symbolic link; a submission's files must be "
+                                   "regular files") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StudentFileError(f"{path.name} is not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def _entries(folder: Path):
+    """Every entry below `folder` but the folders themselves; links to folders are not entered."""
+    for top, dirs, files in os.walk(folder):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+            yield Path(top) / name

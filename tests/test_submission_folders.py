@@ -1,0 +1,135 @@
+"""Attacks through the files of a submission folder, which the grader handles outside the
+sandbox: links to a classmate's notebook or to the answer key, a pipe, file names that are not
+UTF-8, forged nbgrader files, HTML for the grader's browser. One batch, attackers first, then
+honest students; graded with one slot and with two."""
+import json
+import os
+import re
+
+import nbformat
+import pytest
+from nbconvert import HTMLExporter
+
+from autograder import examples, notebooks
+from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
+
+NB = f"{ASSIGNMENT}.ipynb"
+RELEASE = notebooks.read(ROOT / "assignments" / ASSIGNMENT / NB)
+SOLVED = {k: notebooks.without_markers(v) for k, v in
+          notebooks.answer_cells(notebooks.read(ROOT / "solutions" / ASSIGNMENT / NB)).items()}
+HALF = {k: v for k, v in SOLVED.items() if k in ("softmax", "layer_norm", "feedforward")}
+HONEST = {"h_correct": 100.0, "h_half": 24.0, "h_stub": 0.0}
+ON_TIME = "2026-03-01 12:00:00.000000 UTC"
+XSS = '<img src=x onerror="fetch(`/formgrader/api/grades`)"> my answer'
+
+
+def notebook(answers: dict, markdown: str = "") -> str:
+    nb = examples.fill(RELEASE, answers)
+    if markdown:
+        nb.cells.append(nbformat.v4.new_markdown_cell(markdown))
+    return nbformat.writes(nb)
+
+
+def link(target: str):
+    return lambda path: os.symlink(target, path)
+
+
+def text(content: str):
+    def write(path):
+        with open(path, "w") as file:
+            file.write(content)
+    return write
+
+
+# student: {file name: how it is made}; None for the notebook means the correct one
+ATTACKERS = {
+    "a1_copies_a_classmate": {NB: link(f"../../h_correct/{ASSIGNMENT}/{NB}")},
+    "a2_answer_key": {NB: link(f"../../../solutions/{ASSIGNMENT}/{NB}")},
+    "a3_endless_pipe": {NB: link("/proc/self/fd/0")},
+    "a4_fifo": {NB: os.mkfifo},
+    "a5_odd_files": {NB: None, b"notes\xff.txt": text("x"), "mem": link("/proc/self/mem")},
+    "a6_not_a_time": {NB: None, "timestamp.txt": text("yesterday-ish")},
+    "a7_overflowing_time": {NB: None, "timestamp.txt": text("99999999999999999999999")},
+    "a8_time_folder": {NB: None, "timestamp.txt": os.mkdir},
+    "a9_classmates_secret": {NB: None, "submission_secret.txt": link(f"../../h_correct/{ASSIGNMENT}/submission_secret.txt")},
+    "b1_html_for_the_grader": {NB: text(notebook(SOLVED, XSS))},
+}
+
+
+@pytest.fixture(scope="module", params=["1", "2"], ids=["one-slot", "two-slots"])
+def batch(request, tmp_path_factory):
+    course = copy_course(tmp_path_factory.mktemp(f"folders{request.param}"))
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    for student, answers in {"h_correct": SOLVED, "h_half": HALF, "h_stub": {}}.items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        (folder / NB).write_text(notebook(answers))
+        (folder / "timestamp.txt").write_text(ON_TIME)
+        (folder / "submission_secret.txt").write_text(f"secret-of-{student}")
+    for student, files in ATTACKERS.items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        for name, make in files.items():
+            path = folder / name if isinstance(name, str) else os.path.join(os.fsencode(folder), name)
+            (make or text(notebook(SOLVED)))(path)
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", "--jobs", request.param, cwd=course)
+    results = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())
+               for s in (*HONEST, *ATTACKERS)}
+    return course, results
+
+
+@pytest.mark.parametrize("student", HONEST)
+def test_honest_students_get_exactly_their_score(batch, student):
+    course, results = batch
+    assert results[student]["score"] == HONEST[student]
+    assert results[student]["extra_data"]["tampering"] == []
+    assert (course / "autograded" / student / ASSIGNMENT / "timestamp.txt").read_text() == ON_TIME
+
+
+@pytest.mark.parametrize("student", ["a1_copies_a_classmate", "a2_answer_key", "a3_endless_pipe", "a4_fifo"])
+def test_a_notebook_that_is_not_a_regular_file_is_not_read(batch, student):
+    course, results = batch
+    extra = results[student]["extra_data"]
+    assert (results[student]["score"], extra["status"]) == (0.0, "unreadable")
+    assert extra["notes"] == [f"{NB} is not a regular file" if student == "a4_fifo" else
+                              f"{NB} is a symbolic link; a submission's files must be regular files"]
+    graded = (course / "autograded" / student / ASSIGNMENT / NB).read_text()
+    assert "BEGIN SOLUTION" not in graded and SOLVED["softmax"] not in graded
+
+
+def test_odd_file_names_and_links_beside_the_notebook_do_not_stop_the_batch(batch):
+    course, results = batch
+    assert results["a5_odd_files"]["score"] == 100.0
+    rows = {line.split(",")[0] for line in (course / "grades.csv").read_text().splitlines()[1:]}
+    assert rows == {*HONEST, *ATTACKERS}
+
+
+@pytest.mark.parametrize("student", ["a6_not_a_time", "a7_overflowing_time", "a8_time_folder"])
+def test_a_forged_timestamp_is_tampering_and_autograded_gets_a_valid_one(batch, student):
+    from nbgrader.utils import parse_utc
+    course, results = batch
+    extra = results[student]["extra_data"]
+    assert results[student]["score"] == 100.0 and extra["timestamp"] == ""
+    assert len(extra["tampering"]) == 1 and extra["tampering"][0].endswith("lateness was not judged")
+    assert "timestamp.txt" in extra["tampering"][0]
+    parse_utc((course / "autograded" / student / ASSIGNMENT / "timestamp.txt").read_text())
+
+
+def test_a_linked_secret_is_not_copied_so_feedback_stays_apart(batch):
+    course, results = batch
+    secret = course / "autograded" / "a9_classmates_secret" / ASSIGNMENT / "submission_secret.txt"
+    assert not secret.is_symlink() and secret.read_text() != "secret-of-h_correct"
+    assert results["a9_classmates_secret"]["extra_data"]["tampering"] == [
+        "submission_secret.txt is a symbolic link; a submission's files must be regular files: "
+        "the feedback gets a secret of its own"]
+    assert (course / "autograded" / "h_correct" / ASSIGNMENT / "submission_secret.txt").read_text() == "secret-of-h_correct"
+
+
+def test_html_a_student_writes_reaches_formgrader_escaped(batch):
+    """formgrader renders autograded/ with nbconvert's HTMLExporter, unsanitised, to a grader
+    who is logged in: a tag of the student's would run there."""
+    course, results = batch
+    assert results["b1_html_for_the_grader"]["score"] == 100.0
+    html, _ = HTMLExporter().from_filename(str(course / "autograded" / "b1_html_for_the_grader" / ASSIGNMENT / NB))
+    assert "my answer" in html
+    assert not re.search(r"<img[^>]*onerror", html)
