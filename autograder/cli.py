@@ -2,6 +2,7 @@
 import argparse
 import dataclasses
 import gc
+import math
 import os
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")   # before NumPy loads: grading is many tiny problems
 
 from . import __version__, labs, sandbox  # noqa: E402
-from .config import MIN_MEMORY_MIB, AttnLab  # noqa: E402
+from .config import MAX_SECONDS, MIN_MEMORY_MIB, AttnLab  # noqa: E402
 from traitlets import TraitError  # noqa: E402
 from .course import CourseError, graded_digest, load_config, open_course, submitted_notebook  # noqa: E402
 from .student_files import digest as folder_digest  # noqa: E402
@@ -18,16 +19,18 @@ from .messages import points  # noqa: E402
 from .results import late_text  # noqa: E402
 
 
-def _positive(kind, minimum=None):
-    """An argparse type: a number > 0 (or >= `minimum`), refused with one line otherwise."""
+def _positive(kind, minimum=None, maximum=math.inf):
+    """An argparse type: a number > 0 (or >= `minimum`), at most `maximum`, refused with one
+    line otherwise."""
     def parse(text):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if value != value or value <= 0 or (minimum is not None and value < minimum):
-            raise argparse.ArgumentTypeError(f"must be {'at least ' + str(minimum) if minimum else 'positive'}, "
-                                             f"got {text}")
+        if not math.isfinite(value) or value <= 0 or (minimum is not None and value < minimum) or value > maximum:
+            raise argparse.ArgumentTypeError(f"must be {'at least ' + str(minimum) if minimum else 'positive'}"
+                                             + (f" and at most {maximum:g}" if maximum < math.inf else "")
+                                             + f", got {text}")
         return value
     return parse
 
@@ -44,11 +47,11 @@ def _course_option(parser) -> None:
 
 def _limit_options(parser) -> None:
     """The sandbox limits (default: nbgrader_config.py's AttnLab settings, else AttnLab's)."""
-    parser.add_argument("--call-timeout", type=_positive(float), default=None, metavar="S",
+    parser.add_argument("--call-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
                         help=f"seconds per call of a student function (default {sandbox.Limits.call_seconds:g})")
-    parser.add_argument("--cell-timeout", type=_positive(float), default=None, metavar="S",
+    parser.add_argument("--cell-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
                         help=f"seconds per notebook cell (default {sandbox.Limits.cell_seconds:g})")
-    parser.add_argument("--submission-timeout", type=_positive(float), default=None, metavar="S",
+    parser.add_argument("--submission-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
                         help=f"seconds per submission in all (default {sandbox.Limits.submission_seconds:g})")
     parser.add_argument("--memory", type=_positive(int, MIN_MEMORY_MIB), default=None, metavar="MiB",
                         help=f"memory of the student's process (default {sandbox.Limits.memory_bytes // 2**20})")
@@ -134,7 +137,7 @@ def main(argv=None) -> int:
 def _database_error(exc: Exception) -> bool:
     """An error of the gradebook's database (locked by another writer, unreadable)."""
     errors = sys.modules.get("sqlalchemy.exc")
-    return errors is not None and isinstance(exc, errors.OperationalError)
+    return errors is not None and isinstance(exc, errors.DatabaseError)
 
 
 def _grade(args) -> int:
@@ -153,12 +156,15 @@ def _grade(args) -> int:
         if slots:
             grading.stop_slots(slots)
         raise
-    skipped = sum(r.status != "missing" for r in batch.results) - len(batch.graded)
+    skipped = sum(r.status not in ("missing", "error") for r in batch.results) - len(batch.graded)
     print(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
           + (f"; {skipped} already graded (--force regrades them)" if skipped else ""), file=sys.stderr)
+    for result in batch.results:
+        if result.student in batch.failed:
+            print(f"NOT GRADED {result.student}: {result.notes[0]}", file=sys.stderr)
     if not args.quiet:
         print(table(batch.results))
-        print(f"\ngrades table:  {course.root / 'grades.csv'}")
+        print(f"\ngrades table:  {course.grades_table(args.assignment)}")
         print(f"per student:   {course.path('autograded', '<student>', args.assignment) / 'results.json'}")
     return 0
 
@@ -219,8 +225,11 @@ def _sandbox_mode(requested: str) -> str:
 def _feedback(args) -> int:
     from . import feedback
     course = open_course(args.course)
-    for path in feedback.write_all(course, args.assignment, args.student):
+    written, unwritten = feedback.write_all(course, args.assignment, args.student)
+    for path in written:
         print(path)
+    for student, why in unwritten.items():
+        print(f"NO FEEDBACK for {student}: {why}", file=sys.stderr)
     return 0
 
 
@@ -240,7 +249,7 @@ def _demo(args) -> int:
     course, batch, pages, page = demo.run(repo, dest, _sandbox_mode(args.sandbox), args.jobs, assignment=args.lab)
     print(table(batch.results))
     print(f"\ngraded {len(batch.graded)} submissions in {batch.seconds:.1f} s with {batch.jobs} workers")
-    print(f"grades table:    {course.root / 'grades.csv'}")
+    print(f"grades table:    {course.grades_table(args.lab)}")
     print(f"feedback pages:  {course.path('feedback', '<student>', args.lab) / (args.lab + '.html')}"
           f"  ({len(pages)} written)")
     print(f"class report:    {page}")
@@ -285,9 +294,13 @@ def _nbgrader(root: Path, *args) -> None:
     import subprocess
     done = subprocess.run([str(Path(sys.executable).parent / "nbgrader"), *args], cwd=root,
                           capture_output=True, text=True)
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    for line in lines:          # what nbgrader skipped, and why (an entry, an id, a late mark)
+        if "| WARNING]" in line:
+            print(f"nbgrader: {line.split('| WARNING]', 1)[1].strip()}", file=sys.stderr)
     if done.returncode:
-        errors = [line for line in done.stderr.splitlines() if "ERROR" in line or "Error" in line]
-        raise CourseError(f"`nbgrader {' '.join(args)}` failed: {(errors or ['see its log'])[-1].strip()}")
+        errors = [line for line in lines if "ERROR" in line or "Error" in line]
+        raise CourseError(f"`nbgrader {' '.join(args)}` failed: {(errors or lines or ['(it printed nothing)'])[-1]}")
 
 
 def _checkout(folder: Path) -> Path:

@@ -13,6 +13,7 @@ from traitlets.config import Configurable
 from .sandbox import Limits
 
 MIN_MEMORY_MIB = 64
+MAX_SECONDS = 86400       # a time limit longer than a day is a typo (and inf overflows the clock)
 
 
 class AttnLab(Configurable):
@@ -31,8 +32,9 @@ class AttnLab(Configurable):
 
     @validate("call_timeout", "cell_timeout", "submission_timeout")
     def _positive(self, proposal):
-        if not proposal.value > 0:
-            raise TraitError(f"AttnLab.{proposal.trait.name} must be positive, got {proposal.value}")
+        if not 0 < proposal.value <= MAX_SECONDS:
+            raise TraitError(f"AttnLab.{proposal.trait.name} must be positive and at most {MAX_SECONDS} "
+                             f"(a day), got {proposal.value}")
         return proposal.value
 
     @validate("memory")

@@ -34,6 +34,10 @@ class Course:
     def path(self, step: str, student: str, assignment: str) -> Path:
         return Path(self.dirs.format_path(getattr(self.dirs, f"{step}_directory"), student, assignment))
 
+    def grades_table(self, assignment: str) -> Path:
+        """attnlab's table of the assignment (nbgrader export writes grades.csv, every assignment)."""
+        return self.root / "grades" / f"{assignment}.csv"
+
     def release(self, assignment: str) -> Path:
         return Path(self.dirs.format_path(self.dirs.release_directory, ".", assignment))
 

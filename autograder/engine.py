@@ -3,7 +3,7 @@
 Each slot is a process that owns one sandboxed worker and grades one submission at a time
 (see `grading.start_slot`). The main process collects the results, records them in nbgrader's
 gradebook a batch per transaction, then writes the autograded notebook and results.json with
-the gradebook's scores, shows a progress bar, and finally writes grades.csv. A submission is
+the gradebook's scores, shows a progress bar, and finally writes the grades table. A submission is
 graded again when its files changed (by content, not modification time).
 """
 import gc
@@ -39,6 +39,7 @@ class Batch:
     graded: list          # the students graded by this run
     seconds: float        # wall time of this run
     jobs: int
+    failed: list = ()     # the students the grader itself failed on: nothing of theirs was recorded
 
 
 def grade(course: Course, assignment: str, students=None, jobs: int | None = None, force: bool = False,
@@ -60,13 +61,14 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                           f"{course.path('submitted', '<student>', assignment)}")
     candidates = roster if students is None else sorted(set(students))
     submitted = set(course.submitted_students(assignment))
-    done: dict = {}
+    done, failed = {}, {}
     with GradebookWriter(course, assignment, Path(notebook).stem, suite.parts) as gradebook:
         digests = {s: course.digest(s, assignment) for s in candidates if s in submitted}
         recorded = gradebook.submitted()
         graded = {s: graded_digest(_results_path(course, s, assignment)) for s in digests}   # what results.json grades
         todo = [s for s, d in digests.items() if force or s not in recorded or graded[s] != d]
-        resubmitted = {s for s in todo if graded[s] not in (None, digests[s])}
+        resubmitted = {s for s in todo if s in recorded and _resubmitted(course, assignment, s, graded[s],
+                                                                        digests[s], recorded[s])}
         jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
         slot_args = (assignment, course.release(assignment), notebook, mode, limits)
         release = (course.release(assignment) / notebook).read_text()
@@ -87,6 +89,9 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
             pending, since = [], time.monotonic()
             for future in bar:
                 result, graded_notebook = future.result()
+                if result.status == "error":   # the grader failed, not the student: nothing is recorded
+                    failed[result.student] = result
+                    continue
                 result.timestamp, problems = _nbgrader_files(course, result.student, assignment)
                 result.tampering += problems
                 result.digest = digests[result.student]
@@ -98,12 +103,25 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                     done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
                     pending, since = [], time.monotonic()
             done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
-        gradebook.reprice(sorted(recorded - set(todo)))
-    everyone = class_results(course, assignment, suite, done)
+        gradebook.reprice(sorted(set(recorded) - set(todo)))
+    everyone = class_results(course, assignment, suite, done, failed)
     refresh(course, assignment, everyone, written=done)
-    batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs)
+    batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs, sorted(failed))
     _write_last_run(course, assignment, batch, mode)
     return batch
+
+
+def _resubmitted(course: Course, assignment: str, student: str, graded: str | None, digest: str, recorded_time) -> bool:
+    """Whether a recorded submission was replaced since it was graded: by its digest in
+    results.json or, without one, by nbgrader's submission time; unsure counts as replaced (a
+    human then reviews the scores they gave)."""
+    if graded is not None:
+        return graded != digest
+    try:
+        submitted = course.timestamp(student, assignment)
+    except OSError:
+        return True
+    return submitted is None or submitted != recorded_time
 
 
 def _flush(course: Course, assignment: str, notebook: str, gradebook, pending: list, resubmitted: set) -> dict:
@@ -117,10 +135,11 @@ def _flush(course: Course, assignment: str, notebook: str, gradebook, pending: l
     return {result.student: result for result, _ in pending}
 
 
-def class_results(course: Course, assignment: str, suite, fresh: dict | None = None) -> list:
+def class_results(course: Course, assignment: str, suite, fresh: dict | None = None, failed: dict | None = None) -> list:
     """One result per student on the roster, with the gradebook's current scores: graded now
-    (`fresh`), graded before, submitted but not graded yet, or missing."""
-    fresh = fresh or {}
+    (`fresh`), graded before, not graded (the grader `failed`, or results.json is gone, or it
+    was never graded), or missing."""
+    fresh, failed = fresh or {}, failed or {}
     submitted = set(course.submitted_students(assignment))
     roster = course.roster(assignment)
     notebook = Path(course.notebook_name(assignment)).stem
@@ -128,27 +147,47 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
     found = []
     for student in roster:
         path = _results_path(course, student, assignment)
+        again = f"run `attnlab grade {assignment}`"
         if student in fresh:
             found.append(fresh[student])
+        elif student in failed or (student in recorded and not path.exists()):
+            why = failed[student].notes[0] if student in failed else "autograded/ has no results.json"
+            kept = "the gradebook's grade stands" if student in recorded else "nothing was recorded"
+            found.append(results.ungraded(student, assignment, suite, "error", f"{why}; {kept}: {again}"))
+            found[-1].recorded = recorded.get(student, {})
         elif path.exists() and student in recorded:
             result = results.read_json(path)
             result.recorded = recorded[student]
             found.append(result)
-        elif student in submitted or path.exists():
+        elif path.exists():
             found.append(results.ungraded(student, assignment, suite, "error",
-                                          f"submitted but not graded yet: run `attnlab grade {assignment}`"))
+                                          f"graded, but not in the gradebook (removed from it?): {again}"))
+        elif student in submitted:
+            found.append(results.ungraded(student, assignment, suite, "error", f"submitted but not graded yet: {again}"))
         else:
             found.append(results.ungraded(student, assignment, suite, "missing", "no submission"))
         found[-1].assignment_points = points
     return found
 
 
+def current(course: Course, assignment: str) -> list:
+    """Every student's result with the gradebook's grades as they stand now (for feedback and
+    the report): the recorded submissions get the late penalty of today's due date and
+    extensions, as `grade` gives them, then the grades table and results.json are brought up to date."""
+    suite = labs.load(assignment).suite
+    with GradebookWriter(course, assignment, Path(course.notebook_name(assignment)).stem, suite.parts) as gradebook:
+        gradebook.reprice(sorted(gradebook.submitted()))
+    everyone = class_results(course, assignment, suite)
+    refresh(course, assignment, everyone)
+    return everyone
+
+
 def refresh(course: Course, assignment: str, everyone: list, written=()) -> None:
-    """Write grades.csv, and rewrite the results.json files (but those just `written`) whose
+    """Write the grades table, and rewrite the results.json files (but those just `written`) whose
     gradebook scores changed since they were written (a human graded in formgrader)."""
-    results.write_csv(course.root / "grades.csv", everyone, list(labs.load(assignment).suite.parts))
+    results.write_csv(course.grades_table(assignment), everyone, list(labs.load(assignment).suite.parts))
     for result in everyone:
-        if result.student in written:
+        if result.student in written or result.status == "error":   # error: not graded, nothing to rewrite
             continue
         path = _results_path(course, result.student, assignment)
         if result.recorded and path.exists():

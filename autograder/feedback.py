@@ -32,12 +32,11 @@ def past_due(result) -> bool:
     return bool(due) and datetime.now(timezone.utc) > datetime.fromisoformat(due).replace(tzinfo=timezone.utc)
 
 
-def write_all(course: Course, assignment: str, students=None) -> list:
-    """The feedback page of every graded student (or of `students`); returns the paths."""
+def write_all(course: Course, assignment: str, students=None) -> tuple:
+    """The feedback page of every graded student (or of `students`); returns the paths, and
+    {student: why} of those with a grade in the gradebook but no page (results.json is gone)."""
     notebook = course.notebook_name(assignment)
-    found = engine.class_results(course, assignment, labs.load(assignment).suite)
-    engine.refresh(course, assignment, found)
-    everyone = {r.student: r for r in found}
+    everyone = {r.student: r for r in engine.current(course, assignment)}
     unknown = sorted(set(students or ()) - set(everyone))
     if unknown:
         raise CourseError(f"unknown student(s) {', '.join(unknown)} for {assignment}")
@@ -46,8 +45,8 @@ def write_all(course: Course, assignment: str, students=None) -> list:
         raise CourseError(f"nothing of {assignment} is graded yet"
                           + (f" for {', '.join(students)}" if students else "")
                           + f": run `attnlab grade {assignment}` first")
-    written = []
-    for result in graded:
+    written, unwritten = [], {r.student: r.notes[0] for r in graded if r.status == "error"}
+    for result in (r for r in graded if r.student not in unwritten):
         source = course.path("autograded", result.student, assignment)
         out = course.path("feedback", result.student, assignment) / f"{Path(notebook).stem}.html"
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -57,4 +56,4 @@ def write_all(course: Course, assignment: str, students=None) -> list:
         code = notebooks.answer_cells(notebooks.read(source / notebook)) if result.status != "unreadable" else {}
         out.write_text(page(result, code, past_due(result)))
         written.append(out)
-    return written
+    return written, unwritten

@@ -1,12 +1,13 @@
 """nbgrader's gradebook: the one record of a grade.
 
 `attnlab grade` records each part's score as the auto score of its test cell `test_<part>`,
-a batch of submissions per transaction, and only then writes results.json and grades.csv.
-Everything attnlab shows afterwards (grades.csv, results.json, feedback, the class report) reads
-the scores back from here, so a manual score, extra credit, a comment or a late penalty given in
+a batch of submissions per transaction, and only then writes results.json and the grades table
+(grades/<assignment>.csv). Everything attnlab shows afterwards (the grades table, results.json,
+feedback, the class report) reads the scores back from here, so a manual score, extra credit, a comment or a late penalty given in
 formgrader appears everywhere as `nbgrader export` shows it. Cells graded by hand (written
-answers) are never touched. Anything a human should look at flags the notebook in formgrader,
-marks the affected cells as needing a manual grade and says why in their comments.
+answers) are never touched. Anything a human should look at flags the notebook in formgrader
+(a flag only a grader clears), marks the affected cells as needing a manual grade and says why
+in their comments.
 """
 import warnings
 from contextlib import contextmanager
@@ -92,9 +93,9 @@ class GradebookWriter:
     def __exit__(self, *exc):
         self.gb.close()
 
-    def submitted(self) -> set:
-        """The students with a submission of the assignment in the gradebook."""
-        return {s.student.id for s in self.gb.find_assignment(self.assignment).submissions}
+    def submitted(self) -> dict:
+        """{student: submission time or None} of the submissions of the assignment in the gradebook."""
+        return {s.student.id: s.timestamp for s in self.gb.find_assignment(self.assignment).submissions}
 
     def record_batch(self, batch: list, resubmitted=frozenset()) -> dict:
         """Record every result of `batch` in one transaction; returns {student: recorded grades}.
@@ -145,12 +146,15 @@ class GradebookWriter:
             if grade is None:
                 raise RecordingError(f"no grade cell test_{part.name}")
             grade.auto_score = part.score
-            grade.needs_manual_grade = part.status != "graded" or (resubmitted and grade.manual_score is not None)
+            # a score a human gave stays marked for review until a human saves it in formgrader
+            grade.needs_manual_grade = part.status != "graded" or (
+                grade.manual_score is not None and (resubmitted or grade.needs_manual_grade))
             if part.name in comments:     # formgrader shows it in the answer's comment box
                 why = tampering + ([_why(part)] if part.status != "graded" else [])
                 comments[part.name].auto_comment = "\n".join(why) or None
                 tampering = []
-        nb.flagged = bool(result.problems())
+        if result.attention():      # a flag is the graders' own: set here, cleared only by them
+            nb.flagged = True
         nb.late_submission_penalty = self._penalty(result.student, _raw(nb), submission.total_seconds_late)
 
     def _penalty(self, student: str, score: float, seconds_late: float):

@@ -3,6 +3,7 @@ import os
 import re
 import shutil
 import zipfile
+import zlib
 from datetime import timedelta
 
 from nbconvert.exporters import NotebookExporter
@@ -88,7 +89,12 @@ class LmsExtractor(ExtractorPlugin):
                 shutil.copyfile(source, os.path.join(extracted_path, name))
 
     def _unpack(self, archive: str, extracted_path: str) -> None:
-        with zipfile.ZipFile(archive) as z:
+        try:
+            z = zipfile.ZipFile(archive)
+        except (zipfile.BadZipFile, OSError) as exc:
+            self.log.warning("Skipped %s: a damaged zip archive (%s)", archive, exc)
+            return
+        with z:
             for member in z.infolist():
                 name = member.filename
                 if member.is_dir():
@@ -96,8 +102,14 @@ class LmsExtractor(ExtractorPlugin):
                 if "/" in name or "\\" in name or name.startswith(".") or any(ord(ch) < 32 for ch in name):
                     self.log.warning("Skipped %r in %s: not a top-level file of the LMS download", name, archive)
                     continue
-                with z.open(member) as src, open(os.path.join(extracted_path, name), "wb") as dest:
-                    shutil.copyfileobj(src, dest)
+                target = os.path.join(extracted_path, name)
+                try:
+                    with z.open(member) as src, open(target, "wb") as dest:
+                        shutil.copyfileobj(src, dest)
+                except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:   # one damaged entry
+                    if os.path.exists(target):
+                        os.unlink(target)
+                    self.log.warning("Skipped %r in %s: a damaged entry (%s)", name, archive, exc)
 
 
 class LmsCollector(FileNameCollectorPlugin):

@@ -35,12 +35,14 @@ _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).pa
 def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
     """Write the report and its plots into `out_dir` (default report/<assignment>/); returns index.html."""
     suite = labs.load(assignment).suite
-    everyone = engine.class_results(course, assignment, suite)
+    everyone = engine.current(course, assignment)
     if not any(r.recorded for r in everyone):
         raise CourseError(f"nothing of {assignment} is graded yet: run `attnlab grade {assignment}` first")
-    engine.refresh(course, assignment, everyone)
     out_dir = Path(out_dir or course.root / "report" / assignment)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CourseError(f"cannot write the report in {out_dir}: {exc.strerror}") from None
     scored = [r for r in everyone if r.status in SCORED]
     data = {
         "assignment": assignment, "course": course.root,

@@ -2,9 +2,9 @@
 
 `results.json` follows Gradescope's results format (score, tests with name, score, max_score,
 status, output, visibility), with AttnLab's status, tampering findings and notes under
-`extra_data`. Each test name starts with its graded name ("softmax: ..."). `grades.csv` has
-one row per student: status, total, one column per part and per hand-graded cell, lateness,
-and what needs a human.
+`extra_data`. Each test name starts with its graded name ("softmax: ..."). The grades table
+(`grades/<assignment>.csv`) has one row per student: status, total, one column per part and
+per hand-graded cell, lateness, and what needs a human.
 
 Scores shown anywhere come from nbgrader's gradebook (`Result.recorded`, see gradebook.py) once
 the submission is recorded there: a human's score or extra credit replaces the part's checks'
@@ -71,6 +71,10 @@ class Result:
         """{grade_id: gradebook cell} of the cells graded by hand (written answers)."""
         return {name: cell for name, cell in self.recorded.get("cells", {}).items()
                 if not name.startswith("test_")}
+
+    def attention(self) -> list:
+        """The problems but the written answers still to grade, which formgrader lists anyway."""
+        return [p for p in self.problems() if not p.startswith("to grade by hand")]
 
     def problems(self) -> list:
         """Why a human should look: parts not fully run, tampering, unreadable or missing,
@@ -188,7 +192,8 @@ def read_json(path: Path) -> Result:
 
 
 def write_csv(path: Path, results: list, part_names: list) -> None:
-    """grades.csv, written to a temporary file and moved into place."""
+    """The grades table (grades/<assignment>.csv), written to a temporary file and moved into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     by_hand = sorted({name for r in results for name in r.hand_graded()})
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", newline="") as f:

@@ -35,7 +35,7 @@ def load(path) -> tuple:
         data = json.loads(student_files.read(path).decode("utf-8"))
     except student_files.StudentFileError as exc:
         raise Unreadable(str(exc)) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise Unreadable(f"not a readable notebook: {type(exc).__name__}: {str(exc)[:200]}") from None
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):

@@ -8,6 +8,7 @@ import csv
 import json
 import os
 import re
+import shutil
 from datetime import datetime, timedelta
 
 import nbformat
@@ -43,7 +44,7 @@ def submit(course, student, text, timestamp="2026-01-10 12:00:00.000000 UTC"):
 
 
 def grades(course) -> dict:
-    return {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
+    return {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
 
 
 def exported(course) -> dict:
@@ -131,6 +132,10 @@ def test_late_penalty_from_nbgrader_configuration(course, tmp_path):
     assert "2 h 0 min late, penalty 100" in (late / "feedback" / "cy" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     with open_course(late).gradebook() as gb:                           # an extension after grading
         gb.grant_extension(ASSIGNMENT, "cy", hours=3)
+    run_tool("attnlab", "feedback", ASSIGNMENT, "--student", "cy", cwd=late)       # feedback alone reprices too
+    page = (late / "feedback" / "cy" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "penalty" not in page and f"100 / {grades(late)['cy']['max_score']}" in page
+    assert (grades(late)["cy"]["score"], exported(late)["cy"]["score"]) == ("100", "100.0")
     assert "graded 0 submission(s)" in grade(late).stderr
     assert (grades(late)["cy"]["score"], grades(late)["cy"]["late"]) == ("100", "")
     assert exported(late)["cy"]["score"] == "100.0" and result(late, "cy")["score"] == 100
@@ -158,7 +163,7 @@ def test_a_grade_that_cannot_be_recorded_is_an_error(tmp_path):
         out = grade(path, check=False)
         assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
         assert "without its notebook" in out.stderr and "generate_assignment" in out.stderr
-    assert not (path / "autograded").exists() and not (path / "grades.csv").exists()
+    assert not (path / "autograded").exists() and not (path / "grades").exists()
 
 
 def test_before_grading_feedback_and_report_say_so(tmp_path):
@@ -285,3 +290,95 @@ def test_course_settings_and_a_busy_gradebook_are_one_line_each(tmp_path):
         stamp = (path / step / "hal" / ASSIGNMENT / "timestamp.txt").read_text()
         assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} UTC", stamp), stamp
     assert (grades(path)["hal"]["score"], grades(path)["hal"]["late"]) == ("100", "")
+
+
+def test_a_review_mark_and_a_flag_stay_until_a_grader_clears_them(tmp_path):
+    """A score given before a resubmission stays marked for review through later regrades, also
+    when results.json is gone (then a new submission time tells); a grader's flag stays."""
+    path = copy_course(tmp_path / "review")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    for student in ("ada", "kim", "bob"):
+        submit(path, student, solved())
+    grade(path)
+    with open_course(path).gradebook() as gb:
+        for student in ("ada", "kim"):
+            nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+            cell = next(g for g in nb.grades if g.name == "test_softmax")
+            cell.manual_score, cell.needs_manual_grade = 7, False       # as formgrader saves it
+        gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "bob").flagged = True
+        gb.db.commit()
+    again = nbformat.reads(solved(), as_version=4)
+    again.cells.append(nbformat.v4.new_markdown_cell("Resubmitted."))
+    for student in ("ada", "kim"):
+        submit(path, student, nbformat.writes(again), "2026-01-11 09:00:00.000000 UTC")
+    shutil.rmtree(path / "autograded" / "kim")
+    for args in ((), ("--force",)):
+        grade(path, *args)
+        rows = grades(path)
+        with open_course(path).gradebook() as gb:
+            for student in ("ada", "kim"):
+                nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+                assert next(g for g in nb.grades if g.name == "test_softmax").needs_manual_grade, (args, student)
+                assert "to review by hand (scored before a resubmission): test_softmax" in rows[student]["needs_attention"]
+                assert rows[student]["score"] == "99"
+            assert gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "bob").flagged, args
+
+
+def test_a_grader_failure_records_nothing_and_the_grade_stands(tmp_path, monkeypatch):
+    """When the grader fails on a submission (not the student's doing), nothing is recorded or
+    written: a grade recorded before stands everywhere, and a submission never graded is graded
+    by the next run."""
+    from concurrent.futures import Future
+
+    from autograder import engine, grading, labs, results
+    path = copy_course(tmp_path / "failure")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    submit(path, "kim", solved())
+    grade(path)
+    before = (path / "autograded" / "kim" / ASSIGNMENT / "results.json").read_text()
+    submit(path, "lee", solved())
+    real = grading.submit
+
+    def failing(pool, tasks, early):
+        futures = real(pool, tasks, early)
+        for student in futures:
+            futures[student] = Future()
+            futures[student].set_result((results.ungraded(student, ASSIGNMENT, labs.load(ASSIGNMENT).suite, "error",
+                                                          "internal grading error: RuntimeError: boom"), None))
+        return futures
+    monkeypatch.setattr(grading, "submit", failing)
+    batch = engine.grade(open_course(path), ASSIGNMENT, jobs=1, force=True, progress=False)
+    assert (batch.graded, batch.failed) == ([], ["kim", "lee"])
+    rows = grades(path)
+    assert (rows["kim"]["status"], rows["kim"]["score"]) == ("error", "100")
+    assert rows["kim"]["needs_attention"] == ("error: internal grading error: RuntimeError: boom; the gradebook's "
+                                              f"grade stands: run `attnlab grade {ASSIGNMENT}`")
+    assert (rows["lee"]["status"], rows["lee"]["score"]) == ("error", "0")
+    assert "nothing was recorded" in rows["lee"]["needs_attention"]
+    assert exported(path)["kim"]["score"] == "100.0" and "lee" not in exported(path)
+    assert (path / "autograded" / "kim" / ASSIGNMENT / "results.json").read_text() == before
+    monkeypatch.undo()
+    assert "graded 1 submission(s)" in grade(path).stderr                      # lee, not kim again
+    assert grades(path)["lee"]["score"] == "100" and grades(path)["kim"]["status"] == "graded"
+
+
+def test_feedback_and_report_name_what_they_cannot_do_in_one_line(tmp_path):
+    path = copy_course(tmp_path / "oneline")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    for command in ("feedback", "report"):                                      # a lab never generated here
+        out = run_tool("attnlab", command, "lab06_training", cwd=path, check=False)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and "generate_assignment" in out.stderr, out.stderr
+    submit(path, "kim", solved())
+    submit(path, "ada", solved())
+    out = grade(path, "--student", "kim")
+    assert "already graded" not in out.stderr                                   # ada was never graded
+    shutil.rmtree(path / "autograded" / "kim")
+    out = run_tool("attnlab", "feedback", ASSIGNMENT, cwd=path)
+    assert out.stderr.startswith("NO FEEDBACK for kim: autograded/ has no results.json; the gradebook's grade stands")
+    assert (grades(path)["kim"]["status"], grades(path)["kim"]["score"]) == ("error", "100")
+    out = run_tool("attnlab", "report", ASSIGNMENT, "-o", "/proc/nope/report", cwd=path, check=False)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "cannot write the report" in out.stderr, out.stderr
+    (path / "gradebook.db").write_bytes(b"not a database" * 100)
+    for command in (("grade", ASSIGNMENT), ("feedback", ASSIGNMENT), ("report", ASSIGNMENT)):
+        out = run_tool("attnlab", *command, cwd=path, check=False)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and "the gradebook cannot be used" in out.stderr, out.stderr

@@ -187,7 +187,7 @@ def test_demo_points_to_the_grades_the_feedback_and_the_report(demo):
     course, stdout = demo
     last = stdout.strip().splitlines()[-3:]
     assert [line.split(":")[0] for line in last] == ["grades table", "feedback pages", "class report"]
-    assert (course / "grades.csv").is_file() and (course / "report" / ASSIGNMENT / "index.html").is_file()
+    assert (course / "grades" / f"{ASSIGNMENT}.csv").is_file() and (course / "report" / ASSIGNMENT / "index.html").is_file()
     assert last[2].split()[-1] == str(course / "report" / ASSIGNMENT / "index.html")
     assert "(9 written)" in last[1] and (course / "feedback" / "ben" / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
 

@@ -55,7 +55,7 @@ def test_statuses_are_explicit(course):
     assert results["fay"]["score"] == 0 and any("points 8 -> 100" in t for t in fay["tampering"])
     assert results["gus"]["extra_data"]["status"] == "unreadable"
     assert "hana" not in results        # missing: no submission, no results.json ...
-    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
     assert rows["hana"]["status"] == "missing"                     # ... but a row that says so
     assert rows["gus"]["status"] == "unreadable" and "unreadable" in rows["gus"]["needs_attention"]
     assert "tampering" in rows["fay"]["needs_attention"]

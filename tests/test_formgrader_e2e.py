@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.e2e,
 
 
 def grades(course) -> dict:
-    return {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
+    return {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
 
 
 @pytest.fixture(scope="module")

@@ -46,11 +46,16 @@ def test_zip_collect_takes_ids_only_from_the_lms_names(tmp_path):
         z.writestr(f"evil_a..b_1005_{ASSIGNMENT}.ipynb", solved())
         z.writestr(f"tardy_LATE_cara_1007_{ASSIGNMENT}.ipynb", solved())       # the LMS's late marker
         z.writestr(f"nested/dir/q_victim2_1006_{ASSIGNMENT}.ipynb", solved())
+        z.writestr(f"fox_fox_1008_{ASSIGNMENT}.ipynb", solved().replace("Multi-head", "FOX-MARKER"))
+    damaged = (archive / "submissions.zip").read_bytes().replace(b"FOX-MARKER", b"FOX-MARKEX")   # its CRC fails
+    (archive / "submissions.zip").write_bytes(damaged)
     for _ in range(2):                        # a second collection replaces the first
         out = run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course, check=False)
         assert out.returncode == 0, out.stderr
+        assert f"nbgrader: Skipped 'fox_fox_1008_{ASSIGNMENT}.ipynb'" in out.stderr and "a damaged entry" in out.stderr
+        assert "a..b" in out.stderr         # nbgrader's own warnings are shown, not swallowed
     assert sorted(p.name for p in (course / "submitted").iterdir()) == ["ada", "cara", "dora"]
-    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
     assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {
         "ada": ("graded", "100"), "cara": ("graded", "0"), "dora": ("graded", "100")}
     assert rows["cara"]["late_penalty"] == "100" and rows["ada"]["late"] == ""

@@ -53,6 +53,7 @@ ATTACKERS = {
     "a8_time_folder": {NB: None, "timestamp.txt": os.mkdir},
     "a9_classmates_secret": {NB: None, "submission_secret.txt": link(f"../../h_correct/{ASSIGNMENT}/submission_secret.txt")},
     "b1_html_for_the_grader": {NB: text(notebook(SOLVED, XSS))},
+    "b2_nested_too_deeply": {NB: text('{"cells": [' + "[" * 100_000 + "]" * 100_000 + "]}")},
 }
 
 
@@ -97,10 +98,17 @@ def test_a_notebook_that_is_not_a_regular_file_is_not_read(batch, student):
     assert "BEGIN SOLUTION" not in graded and SOLVED["softmax"] not in graded
 
 
+def test_a_notebook_nested_too_deeply_is_the_students_unreadable_file(batch):
+    """Not a grader failure, which would be graded again at every run."""
+    _, results = batch
+    extra = results["b2_nested_too_deeply"]["extra_data"]
+    assert extra["status"] == "unreadable" and "RecursionError" in extra["notes"][0]
+
+
 def test_odd_file_names_and_links_beside_the_notebook_do_not_stop_the_batch(batch):
     course, results = batch
     assert results["a5_odd_files"]["score"] == 100.0
-    rows = {line.split(",")[0] for line in (course / "grades.csv").read_text().splitlines()[1:]}
+    rows = {line.split(",")[0] for line in (course / "grades" / f"{ASSIGNMENT}.csv").read_text().splitlines()[1:]}
     assert rows == {*HONEST, *ATTACKERS}
 
 
