@@ -23,6 +23,7 @@ c.GenerateSolution.preprocessors = [
 # c.AttnLab.lms_ids. This pattern reads Canvas's file names,
 # <name>_[LATE_]<student id>_<submission id>_<original name>.ipynb; adapt it to your LMS. A file
 # the LMS marks LATE counts as submitted one second after the gradebook's due date.
+c.ExchangeFactory.collect = "autograder.nbgrader_plugins.SafeCollect"   # links kept as links, odd ids skipped
 c.ZipCollectApp.extractor_plugin = "autograder.nbgrader_plugins.LmsExtractor"
 c.ZipCollectApp.collector_plugin = "autograder.nbgrader_plugins.LmsCollector"
 c.FileNameCollectorPlugin.named_regexp = (

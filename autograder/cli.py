@@ -156,9 +156,12 @@ def _grade(args) -> int:
         if slots:
             grading.stop_slots(slots)
         raise
-    skipped = sum(r.status not in ("missing", "error") for r in batch.results) - len(batch.graded)
+    skipped = sum(r.status not in ("missing", "error") and r.student not in batch.graded
+                  and (not args.student or r.student in args.student) for r in batch.results)
     print(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
           + (f"; {skipped} already graded (--force regrades them)" if skipped else ""), file=sys.stderr)
+    for folder, why in course.refused_students(args.assignment).items():
+        print(f"NOT GRADED {course.path('submitted', folder, args.assignment)}: {why}", file=sys.stderr)
     for result in batch.results:
         if result.student in batch.failed:
             print(f"NOT GRADED {result.student}: {result.notes[0]}", file=sys.stderr)

@@ -63,8 +63,22 @@ class Course:
                                   f"`nbgrader generate_assignment {assignment}` in {self.root}") from None
 
     def submitted_students(self, assignment: str) -> list:
+        """The students with a submission folder (a real folder, under a safe id)."""
+        return [s for s in self._submission_folders(assignment) if not student_files.unsafe_id(s)]
+
+    def refused_students(self, assignment: str) -> dict:
+        """{folder name: why} of the submission folders that are not graded: an id formgrader
+        could not show safely (it prints ids unescaped), or a link instead of a folder."""
+        return {s: student_files.unsafe_id(s) or "a link, not a folder"
+                for s in self._submission_folders(assignment, links=True)
+                if student_files.unsafe_id(s) or (self.path("submitted", s, assignment)).is_symlink()}
+
+    def _submission_folders(self, assignment: str, links: bool = False) -> list:
         base = Path(self.dirs.format_path(self.dirs.submitted_directory, ".", "."))
-        return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir()) if base.is_dir() else []
+        if not base.is_dir():
+            return []
+        return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir()
+                      and (links or not (p.is_symlink() or (p / assignment).is_symlink())))
 
     def roster(self, assignment: str) -> list:
         """Students in the gradebook, and anyone who submitted."""

@@ -104,7 +104,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                     pending, since = [], time.monotonic()
             done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
         gradebook.reprice(sorted(set(recorded) - set(todo)))
-    everyone = class_results(course, assignment, suite, done, failed)
+    everyone = class_results(course, assignment, suite, done, failed, digests)
     refresh(course, assignment, everyone, written=done)
     batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs, sorted(failed))
     _write_last_run(course, assignment, batch, mode)
@@ -135,31 +135,34 @@ def _flush(course: Course, assignment: str, notebook: str, gradebook, pending: l
     return {result.student: result for result, _ in pending}
 
 
-def class_results(course: Course, assignment: str, suite, fresh: dict | None = None, failed: dict | None = None) -> list:
+def class_results(course: Course, assignment: str, suite, fresh: dict | None = None, failed: dict | None = None,
+                  digests: dict | None = None) -> list:
     """One result per student on the roster, with the gradebook's current scores: graded now
-    (`fresh`), graded before, not graded (the grader `failed`, or results.json is gone, or it
-    was never graded), or missing."""
-    fresh, failed = fresh or {}, failed or {}
+    (`fresh`), graded before, not graded (the grader `failed`, results.json is gone or damaged,
+    a newer submission waits, or it was never graded), or missing. `digests`: the submissions'
+    digests, where the caller has them."""
+    fresh, failed, digests = fresh or {}, failed or {}, digests or {}
     submitted = set(course.submitted_students(assignment))
     roster = course.roster(assignment)
     notebook = Path(course.notebook_name(assignment)).stem
     recorded, points = gradebook.read_all(course, assignment, notebook, [s for s in roster if s not in fresh])
+    again = f"run `attnlab grade {assignment}`"
     found = []
     for student in roster:
-        path = _results_path(course, student, assignment)
-        again = f"run `attnlab grade {assignment}`"
+        result = fresh.get(student) or _read_result(_results_path(course, student, assignment))
+        why = _not_current(course, assignment, student, result, failed, digests) \
+            if student in recorded and student not in fresh else None
         if student in fresh:
-            found.append(fresh[student])
-        elif student in failed or (student in recorded and not path.exists()):
-            why = failed[student].notes[0] if student in failed else "autograded/ has no results.json"
+            found.append(result)
+        elif why or student in failed:
             kept = "the gradebook's grade stands" if student in recorded else "nothing was recorded"
-            found.append(results.ungraded(student, assignment, suite, "error", f"{why}; {kept}: {again}"))
+            found.append(results.ungraded(student, assignment, suite, "error",
+                                          f"{why or failed[student].notes[0]}; {kept}: {again}"))
             found[-1].recorded = recorded.get(student, {})
-        elif path.exists() and student in recorded:
-            result = results.read_json(path)
+        elif result is not None and student in recorded:
             result.recorded = recorded[student]
             found.append(result)
-        elif path.exists():
+        elif result is not None:
             found.append(results.ungraded(student, assignment, suite, "error",
                                           f"graded, but not in the gradebook (removed from it?): {again}"))
         elif student in submitted:
@@ -168,6 +171,27 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
             found.append(results.ungraded(student, assignment, suite, "missing", "no submission"))
         found[-1].assignment_points = points
     return found
+
+
+def _read_result(path: Path) -> Result | None:
+    try:
+        return results.read_json(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _not_current(course: Course, assignment: str, student: str, result, failed: dict, digests: dict) -> str | None:
+    """Why a recorded grade's results.json does not show it: the grader failed on the newest
+    submission, results.json is gone or damaged, or the submission changed since."""
+    if student in failed:
+        return failed[student].notes[0]
+    if result is None:
+        return "autograded/ has no readable results.json"
+    if result.digest and course.path("submitted", student, assignment).is_dir():
+        digest = digests.get(student) or course.digest(student, assignment)
+        if digest != result.digest:
+            return "a newer submission is not graded yet"
+    return None
 
 
 def current(course: Course, assignment: str) -> list:
@@ -226,7 +250,7 @@ def _placeholder(release: str, result: Result) -> str:
 
 
 def _escape_md(text: str) -> str:
-    return html.escape(text).replace("`", "&#96;").replace("*", "&#42;").replace("_", "&#95;")
+    return html.escape(text).translate({ord(c): f"&#{ord(c)};" for c in "`*_[]()!\\"})
 
 
 def _nbgrader_files(course: Course, student: str, assignment: str) -> tuple:

@@ -34,7 +34,8 @@ def past_due(result) -> bool:
 
 def write_all(course: Course, assignment: str, students=None) -> tuple:
     """The feedback page of every graded student (or of `students`); returns the paths, and
-    {student: why} of those with a grade in the gradebook but no page (results.json is gone)."""
+    {student: why} of those asked for, or with a grade in the gradebook, who get no page (not
+    graded, results.json gone, a newer submission not graded yet)."""
     notebook = course.notebook_name(assignment)
     everyone = {r.student: r for r in engine.current(course, assignment)}
     unknown = sorted(set(students or ()) - set(everyone))
@@ -45,7 +46,8 @@ def write_all(course: Course, assignment: str, students=None) -> tuple:
         raise CourseError(f"nothing of {assignment} is graded yet"
                           + (f" for {', '.join(students)}" if students else "")
                           + f": run `attnlab grade {assignment}` first")
-    written, unwritten = [], {r.student: r.notes[0] for r in graded if r.status == "error"}
+    asked = [everyone[s] for s in students or () if not everyone[s].recorded]
+    written, unwritten = [], {r.student: r.notes[0] for r in graded + asked if r.status in ("error", "missing")}
     for result in (r for r in graded if r.student not in unwritten):
         source = course.path("autograded", result.student, assignment)
         out = course.path("feedback", result.student, assignment) / f"{Path(notebook).stem}.html"

@@ -127,6 +127,7 @@ class GradebookWriter:
         if result.student not in self.students:
             self.gb.add_student(result.student)
             self.students.add(result.student)
+        new = submission is None or resubmitted     # work no human has looked at yet
         if submission is None:
             extra = {"timestamp": result.timestamp} if result.timestamp else {}
             submission = self.gb.add_submission(self.assignment, result.student, **extra)
@@ -146,14 +147,15 @@ class GradebookWriter:
             if grade is None:
                 raise RecordingError(f"no grade cell test_{part.name}")
             grade.auto_score = part.score
-            # a score a human gave stays marked for review until a human saves it in formgrader
-            grade.needs_manual_grade = part.status != "graded" or (
+            # a part that did not run to the end needs a human, unless one scored it; a score a
+            # human gave stays marked for review, after a resubmission, until one saves it again
+            grade.needs_manual_grade = (part.status != "graded" and grade.manual_score is None) or (
                 grade.manual_score is not None and (resubmitted or grade.needs_manual_grade))
             if part.name in comments:     # formgrader shows it in the answer's comment box
                 why = tampering + ([_why(part)] if part.status != "graded" else [])
                 comments[part.name].auto_comment = "\n".join(why) or None
                 tampering = []
-        if result.attention():      # a flag is the graders' own: set here, cleared only by them
+        if result.attention() and new:     # a flag is the graders' own: set for new work, cleared only by them
             nb.flagged = True
         nb.late_submission_penalty = self._penalty(result.student, _raw(nb), submission.total_seconds_late)
 

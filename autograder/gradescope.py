@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import zipfile
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from nbgrader.plugins import LateSubmissionPlugin
@@ -182,9 +182,12 @@ def lateness(result: results.Result, metadata: dict, method: str) -> dict:
     record = {"score": raw, "raw_score": raw, "late_penalty": 0.0, "max_score": result.max_score,
               "seconds_late": 0.0, "cells": {}, "comments": {}, "duedate": "", "timestamp": ""}
     try:
-        submitted = datetime.fromisoformat(metadata["created_at"])
-        due = datetime.fromisoformat(metadata["assignment"]["due_date"])
-    except (KeyError, TypeError, ValueError):
+        submitted = _utc(metadata["created_at"])
+        # a student's own due date (an extension) is under users[]; of a group, the latest counts
+        own = [_utc(u["assignment"]["due_date"]) for u in metadata.get("users") or ()
+               if isinstance(u, dict) and (u.get("assignment") or {}).get("due_date")]
+        due = max(own) if own else _utc(metadata["assignment"]["due_date"])
+    except (KeyError, TypeError, ValueError, AttributeError):
         return record
     seconds = max(0.0, (submitted - due).total_seconds())
     plugin = LateSubmissionPlugin(penalty_method=method)
@@ -194,6 +197,12 @@ def lateness(result: results.Result, metadata: dict, method: str) -> dict:
     record.update(score=raw - penalty, late_penalty=penalty, seconds_late=seconds, duedate=due.isoformat(),
                   timestamp=submitted.isoformat())
     return record
+
+
+def _utc(text: str) -> datetime:
+    """An ISO time; one without an offset is taken as UTC."""
+    when = datetime.fromisoformat(text)
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def for_gradescope(result: results.Result, details: str) -> dict:

@@ -1,6 +1,5 @@
 """nbgrader plugins that the course configures in nbgrader_config.py."""
 import os
-import re
 import shutil
 import zipfile
 import zlib
@@ -10,10 +9,12 @@ from nbconvert.exporters import NotebookExporter
 from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.converters.base import NbGraderException
+from nbgrader.exchange.default import ExchangeCollect
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.preprocessors import ClearHiddenTests
 
 from .config import AttnLab
+from .student_files import unsafe_id
 
 REFUSAL = ("this course is graded in attnlab's sandbox, not by `nbgrader autograde` (which would run "
            "the hidden tests in the student's kernel, as you): run `attnlab grade {assignment}` in the "
@@ -52,21 +53,34 @@ class RefuseUnsandboxedAutograde(NotebookExporter):
         raise NbGraderException(message)
 
 
-_SAFE_ID = re.compile(r"[A-Za-z0-9@+][A-Za-z0-9._@+-]{0,99}")
-
-
-def unsafe_id(text: str) -> str:
-    """Why `text` cannot name a student or a file of a submission ('' if it can)."""
-    if not _SAFE_ID.fullmatch(text) or ".." in text:
-        return f"{text!r} is not a valid id (letters, digits and . _ @ + - only, no '..')"
-    return ""
-
-
 def unsafe_name(text: str) -> str:
     """Why `text` cannot be a file name inside a submission folder ('' if it can)."""
     if not text or text.startswith(".") or any(c in text for c in "/\\") or any(ord(c) < 32 for c in text):
         return f"{text!r} is not a plain file name"
     return ""
+
+
+class SafeCollect(ExchangeCollect):
+    """nbgrader's collect (`c.ExchangeFactory.collect`), with two changes for what students put
+    in the exchange's inbound folder: a submission whose student id could not be shown safely
+    (formgrader prints ids unescaped) is not collected, and links in a submission are copied
+    as links, not followed (nbgrader's copy, running as the instructor, would copy the answer
+    key or a classmate's notebook they point to; attnlab refuses a link)."""
+
+    def init_src(self):
+        super().init_src()
+        for record in list(self.src_records):
+            why = unsafe_id(record["username"])
+            if why:
+                self.log.warning("Skipped %s: %s", record["filename"], why)
+                self.src_records.remove(record)
+
+    def do_copy(self, src, dest, log=None):
+        if not any(os.path.islink(os.path.join(top, name)) for top, dirs, files in os.walk(src)
+                   for name in dirs + files):
+            return super().do_copy(src, dest, log)
+        self.log.warning("%s holds symbolic links: copied as links, which attnlab does not follow", src)
+        shutil.copytree(src, dest, symlinks=True)
 
 
 class LmsExtractor(ExtractorPlugin):

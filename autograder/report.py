@@ -65,12 +65,16 @@ def score_stats(scored: list) -> dict | None:
     if not scored:
         return None
     totals = [r.score for r in scored]
-    percent = [100 * r.score / r.max_score for r in scored]
-    counts, _ = np.histogram(percent, BIN_EDGES)
+    counts, _ = np.histogram(_percent(scored), BIN_EDGES)
     return {"n": len(totals), "max_score": scored[0].max_score, "mean": statistics.fmean(totals),
             "median": statistics.median(totals), "min": min(totals), "max": max(totals),
-            "stdev": statistics.pstdev(totals), "full": sum(t == r.max_score for t, r in zip(totals, scored)),
+            "stdev": statistics.pstdev(totals), "full": sum(t >= r.max_score for t, r in zip(totals, scored)),
             "bins": [(f"{lo:g}–{hi:g}", int(c)) for lo, hi, c in zip(BIN_EDGES, BIN_EDGES[1:], counts)]}
+
+
+def _percent(scored: list) -> np.ndarray:
+    """Totals in % of the maximum; extra credit above it counts in the top bin."""
+    return np.clip([100 * r.score / r.max_score for r in scored], 0, 100)
 
 
 def part_stats(scored: list, suite) -> list:
@@ -81,7 +85,7 @@ def part_stats(scored: list, suite) -> list:
         if got:
             rows.append({"name": name, "points": part.points, "scores": got, "mean": statistics.fmean(got),
                          "median": statistics.median(got), "min": min(got), "max": max(got),
-                         "full": sum(s == part.points for s in got),
+                         "full": sum(s >= part.points for s in got),
                          "mean_pct": 100 * statistics.fmean(got) / part.points})
     return rows
 
@@ -159,7 +163,7 @@ def _plots(out_dir: Path, data: dict, scored: list) -> dict:
 def _scores_plot(scored: list) -> Figure:
     fig = Figure(figsize=(6.4, 3.4), layout="constrained")
     ax = fig.add_subplot()
-    percent = [100 * r.score / r.max_score for r in scored]
+    percent = _percent(scored)
     ax.hist(percent, bins=BIN_EDGES, color=COLOR, edgecolor="white")
     ax.axvline(statistics.fmean(percent), color="#222", linestyle="--", linewidth=1, label="mean")
     ax.set(title=f"Total scores ({len(scored)} graded submissions)", xlabel="score (% of the maximum)",
@@ -174,7 +178,7 @@ def _parts_plot(parts: list) -> Figure:
     ax = fig.add_subplot()
     rng = np.random.default_rng(0)
     for y, part in enumerate(parts):
-        pct = 100 * np.array(part["scores"]) / part["points"]
+        pct = np.clip(100 * np.array(part["scores"]) / part["points"], 0, 100)   # extra credit: at 100 %
         ax.scatter(pct, y + rng.uniform(-0.18, 0.18, len(pct)), s=18, color=COLOR, alpha=0.55, linewidths=0)
         ax.scatter(part["mean_pct"], y, marker="D", s=36, color="#222", zorder=3)
     ax.scatter([], [], color=COLOR, alpha=0.55, label="one student")

@@ -10,10 +10,21 @@ folder only through `digest`, which follows nothing and reads any file name.
 import errno
 import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 
 MAX_BYTES = 64 * 2**20      # a lab notebook is under 1 MB; a larger file is not read
+
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9@+][A-Za-z0-9._@+-]{0,99}")
+
+
+def unsafe_id(text: str) -> str:
+    """Why `text` cannot name a student or a file of a submission ('' if it can)."""
+    if not _SAFE_ID.fullmatch(text) or ".." in text:
+        return f"{text!r} is not a valid id (letters, digits and . _ @ + - only, no '..')"
+    return ""
 
 
 class StudentFileError(OSError):

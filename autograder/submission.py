@@ -82,20 +82,31 @@ def inspect(nb, release) -> Inspection:
     _unique_ids(kept)
     given = {c.source for c in release.cells}
     for cell in kept:
-        if cell.cell_type in ("markdown", "raw") and cell.source not in given and _TAG.search(cell.source):
+        if cell.cell_type == "markdown" and cell.source not in given and _ACTIVE.search(cell.source):
+            cell.source = _as_text(cell.source)
+        elif cell.cell_type == "raw" and cell.source not in given and _ACTIVE.search(cell.source):
             cell.source = _escaped(cell.source)
     report.notebook.cells = kept
     report.cells = [c.source for c in kept if c.cell_type == "code" and not notebooks.is_test(c)]
     return report
 
 
-_TAG = re.compile(r"<[A-Za-z!/?]")    # how an HTML tag, comment or declaration begins
+# how an HTML tag, comment or declaration begins, and how a markdown link or image does
+_ACTIVE = re.compile(r"<[A-Za-z!/?]|\]\s*[(\[:]")
+
+
+def _as_text(source: str) -> str:
+    """A markdown cell a student wrote with HTML or links in it, as a code block: formgrader
+    shows the graded notebook to the grader, logged in, unsanitised, and its markdown renderer
+    keeps javascript: links; the grader reads the cell as the student typed it."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", source)), default=0))
+    return f"*The grader shows this cell as text: it has HTML or links.*\n\n{fence}text\n{source}\n{fence}"
+
 
 
 def _escaped(text: str) -> str:
-    """Text a student wrote, with its HTML escaped as nbconvert's SanitizeHTML does (bleach, with
-    its defaults): formgrader shows the graded notebook to the grader, logged in, and does not
-    sanitise it."""
+    """A raw cell a student wrote, with its HTML escaped as nbconvert's SanitizeHTML does (bleach,
+    with its defaults)."""
     import bleach
     return bleach.clean(text, tags=bleach.ALLOWED_TAGS, attributes=bleach.ALLOWED_ATTRIBUTES,
                         strip=False, strip_comments=True)

@@ -374,7 +374,7 @@ def test_feedback_and_report_name_what_they_cannot_do_in_one_line(tmp_path):
     assert "already graded" not in out.stderr                                   # ada was never graded
     shutil.rmtree(path / "autograded" / "kim")
     out = run_tool("attnlab", "feedback", ASSIGNMENT, cwd=path)
-    assert out.stderr.startswith("NO FEEDBACK for kim: autograded/ has no results.json; the gradebook's grade stands")
+    assert out.stderr.startswith("NO FEEDBACK for kim: autograded/ has no readable results.json; the gradebook's grade stands")
     assert (grades(path)["kim"]["status"], grades(path)["kim"]["score"]) == ("error", "100")
     out = run_tool("attnlab", "report", ASSIGNMENT, "-o", "/proc/nope/report", cwd=path, check=False)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "cannot write the report" in out.stderr, out.stderr
@@ -382,3 +382,55 @@ def test_feedback_and_report_name_what_they_cannot_do_in_one_line(tmp_path):
     for command in (("grade", ASSIGNMENT), ("feedback", ASSIGNMENT), ("report", ASSIGNMENT)):
         out = run_tool("attnlab", *command, cwd=path, check=False)
         assert out.returncode == 2 and out.stderr.count("\n") == 1 and "the gradebook cannot be used" in out.stderr, out.stderr
+
+
+def test_every_command_shows_the_newest_submission_state(tmp_path):
+    """A newer submission not graded yet, a damaged results.json and a student who never
+    submitted are named, by every command; the gradebook's grade stands meanwhile."""
+    path = copy_course(tmp_path / "newest")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    for student in ("ada", "bob", "cy"):
+        submit(path, student, solved())
+    run_tool("nbgrader", "db", "student", "add", "dan", cwd=path)
+    grade(path)
+    again = nbformat.reads(stub(), as_version=4)
+    submit(path, "ada", nbformat.writes(again), "2026-01-11 09:00:00.000000 UTC")
+    out = grade(path, "--student", "cy", "--force")
+    assert "already graded" not in out.stderr
+    waiting = f"a newer submission is not graded yet; the gradebook's grade stands: run `attnlab grade {ASSIGNMENT}`"
+    assert (grades(path)["ada"]["status"], grades(path)["ada"]["score"]) == ("error", "100")
+    assert grades(path)["ada"]["needs_attention"] == f"error: {waiting}"
+    out = run_tool("attnlab", "feedback", ASSIGNMENT, "--student", "ada", "--student", "bob", "--student", "dan", cwd=path)
+    assert out.stderr.splitlines() == [f"NO FEEDBACK for ada: {waiting}", "NO FEEDBACK for dan: no submission"]
+    (path / "autograded" / "bob" / ASSIGNMENT / "results.json").write_text('{"score": 10')
+    out = run_tool("attnlab", "report", ASSIGNMENT, cwd=path)
+    assert (grades(path)["bob"]["status"], grades(path)["bob"]["score"]) == ("error", "100")
+    assert "autograded/ has no readable results.json" in grades(path)["bob"]["needs_attention"]
+    assert "graded 2 submission(s)" in grade(path).stderr
+    assert {s: (r["status"], r["score"]) for s, r in grades(path).items()} == {
+        "ada": ("graded", "0"), "bob": ("graded", "100"), "cy": ("graded", "100"), "dan": ("missing", "0")}
+
+
+def test_a_regrade_of_the_same_work_keeps_what_a_grader_decided(tmp_path):
+    """A part that timed out, scored by a TA who also cleared the flag: `--force` on the same
+    submission changes neither."""
+    path = copy_course(tmp_path / "decided")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    key = notebooks.read(ROOT / "solutions" / ASSIGNMENT / NOTEBOOK)
+    answers = {gid: notebooks.without_markers(code) for gid, code in notebooks.answer_cells(key).items()}
+    answers["layer_norm"] = "import time\n" + answers["layer_norm"].replace(
+        "def layer_norm(", "def _layer_norm(") + "\ndef layer_norm(*a, **k):\n    time.sleep(5)\n    return _layer_norm(*a, **k)\n"
+    submit(path, "eli", nbformat.writes(examples.fill(release(), answers)))
+    grade(path)
+    with open_course(path).gradebook() as gb:
+        nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "eli")
+        cell = next(g for g in nb.grades if g.name == "test_layer_norm")
+        assert cell.needs_manual_grade and nb.flagged and cell.auto_score < 10
+        cell.manual_score, cell.needs_manual_grade, nb.flagged = 10, False, False
+        gb.db.commit()
+    grade(path, "--force")
+    with open_course(path).gradebook() as gb:
+        nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "eli")
+        cell = next(g for g in nb.grades if g.name == "test_layer_norm")
+        assert (cell.manual_score, cell.needs_manual_grade, nb.flagged) == (10, False, False)
+    assert "to review" not in grades(path)["eli"]["needs_attention"]

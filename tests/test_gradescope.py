@@ -137,6 +137,12 @@ def test_gradescope_results_are_numbered_with_late_penalty_and_hidden_details():
     on_time = {**metadata, "created_at": "2026-03-02T11:00:00+00:00"}
     result.recorded = gradescope.lateness(result, on_time, "zero")
     assert gradescope.for_gradescope(result, "visible")["score"] == 100
+    extended = {**metadata, "users": [{"name": "Ada", "assignment": {"due_date": "2026-03-04T12:00:00+00:00"}}]}
+    result.recorded = gradescope.lateness(result, extended, "zero")      # her own due date: an extension
+    assert gradescope.for_gradescope(result, "visible")["score"] == 100 and result.late_penalty == 0
+    naive = {"created_at": "2026-03-02T14:00:00", "assignment": {"due_date": "2026-03-02T12:00:00+00:00"}}
+    result.recorded = gradescope.lateness(result, naive, "zero")         # no offset: UTC
+    assert result.seconds_late == 7200
 
 
 def test_hidden_inputs_are_salted_per_gradescope_user(autograder_root, tmp_path):

@@ -140,6 +140,14 @@ def test_mistakes_are_counted_once_per_student_and_part():
         [("no max", 2, ["a", "b"]), ("axis", 1, ["b"])]
 
 
+def test_extra_credit_above_the_maximum_counts_in_the_top_bin_and_as_full_marks():
+    def result(student, score):
+        return Result(student, ASSIGNMENT, "graded", [], recorded={"score": score, "max_score": 118.0})
+    stats = report.score_stats([result("ada", 120.0), result("bob", 92.0), result("cy", 118.0)])
+    assert sum(count for _, count in stats["bins"]) == stats["n"] == 3
+    assert dict(stats["bins"])["90–100"] == 2 and stats["full"] == 2
+
+
 def test_needs_a_human_lists_each_problem_with_its_reason(graded):
     _, _, page, _ = graded
     rows = {row["data-student"]: row for row in page.all("human")}

@@ -54,6 +54,12 @@ ATTACKERS = {
     "a9_classmates_secret": {NB: None, "submission_secret.txt": link(f"../../h_correct/{ASSIGNMENT}/submission_secret.txt")},
     "b1_html_for_the_grader": {NB: text(notebook(SOLVED, XSS))},
     "b2_nested_too_deeply": {NB: text('{"cells": [' + "[" * 100_000 + "]" * 100_000 + "]}")},
+    "b3_javascript_link": {NB: text(notebook(SOLVED, "My derivation: [see the PDF](javascript:fetch(1))"))},
+    "b4_link_in_a_file_name": {"[see](javascript:fetch(1)).ipynb": text(notebook(SOLVED)), "b.ipynb": text(notebook({}))},
+}
+REFUSED = {                                       # folders that are not graded at all
+    '<svg onload="fetch(1)">': lambda folder: os.makedirs(folder),
+    "x5_linked_folder": lambda folder: os.symlink(f"../h_correct/{ASSIGNMENT}", folder),
 }
 
 
@@ -73,23 +79,32 @@ def batch(request, tmp_path_factory):
         for name, make in files.items():
             path = folder / name if isinstance(name, str) else os.path.join(os.fsencode(folder), name)
             (make or text(notebook(SOLVED)))(path)
-    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", "--jobs", request.param, cwd=course)
+    for student, make in REFUSED.items():
+        (course / "submitted" / student).mkdir()
+        make(course / "submitted" / student / ASSIGNMENT)
+    (course / "submitted" / '<svg onload="fetch(1)">' / ASSIGNMENT / NB).write_text(notebook(SOLVED))
+    out = run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", "--jobs", request.param, cwd=course)
     results = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())
                for s in (*HONEST, *ATTACKERS)}
-    return course, results
+    return course, results, out.stderr
+
+
+@pytest.fixture
+def graded(batch):
+    return batch[:2]
 
 
 @pytest.mark.parametrize("student", HONEST)
-def test_honest_students_get_exactly_their_score(batch, student):
-    course, results = batch
+def test_honest_students_get_exactly_their_score(graded, student):
+    course, results = graded
     assert results[student]["score"] == HONEST[student]
     assert results[student]["extra_data"]["tampering"] == []
     assert (course / "autograded" / student / ASSIGNMENT / "timestamp.txt").read_text() == ON_TIME
 
 
 @pytest.mark.parametrize("student", ["a1_copies_a_classmate", "a2_answer_key", "a3_endless_pipe", "a4_fifo"])
-def test_a_notebook_that_is_not_a_regular_file_is_not_read(batch, student):
-    course, results = batch
+def test_a_notebook_that_is_not_a_regular_file_is_not_read(graded, student):
+    course, results = graded
     extra = results[student]["extra_data"]
     assert (results[student]["score"], extra["status"]) == (0.0, "unreadable")
     assert extra["notes"] == [f"{NB} is not a regular file" if student == "a4_fifo" else
@@ -98,24 +113,24 @@ def test_a_notebook_that_is_not_a_regular_file_is_not_read(batch, student):
     assert "BEGIN SOLUTION" not in graded and SOLVED["softmax"] not in graded
 
 
-def test_a_notebook_nested_too_deeply_is_the_students_unreadable_file(batch):
+def test_a_notebook_nested_too_deeply_is_the_students_unreadable_file(graded):
     """Not a grader failure, which would be graded again at every run."""
-    _, results = batch
+    _, results = graded
     extra = results["b2_nested_too_deeply"]["extra_data"]
     assert extra["status"] == "unreadable" and "RecursionError" in extra["notes"][0]
 
 
-def test_odd_file_names_and_links_beside_the_notebook_do_not_stop_the_batch(batch):
-    course, results = batch
+def test_odd_file_names_and_links_beside_the_notebook_do_not_stop_the_batch(graded):
+    course, results = graded
     assert results["a5_odd_files"]["score"] == 100.0
     rows = {line.split(",")[0] for line in (course / "grades" / f"{ASSIGNMENT}.csv").read_text().splitlines()[1:]}
     assert rows == {*HONEST, *ATTACKERS}
 
 
 @pytest.mark.parametrize("student", ["a6_not_a_time", "a7_overflowing_time", "a8_time_folder"])
-def test_a_forged_timestamp_is_tampering_and_autograded_gets_a_valid_one(batch, student):
+def test_a_forged_timestamp_is_tampering_and_autograded_gets_a_valid_one(graded, student):
     from nbgrader.utils import parse_utc
-    course, results = batch
+    course, results = graded
     extra = results[student]["extra_data"]
     assert results[student]["score"] == 100.0 and extra["timestamp"] == ""
     assert len(extra["tampering"]) == 1 and extra["tampering"][0].endswith("lateness was not judged")
@@ -123,8 +138,8 @@ def test_a_forged_timestamp_is_tampering_and_autograded_gets_a_valid_one(batch, 
     parse_utc((course / "autograded" / student / ASSIGNMENT / "timestamp.txt").read_text())
 
 
-def test_a_linked_secret_is_not_copied_so_feedback_stays_apart(batch):
-    course, results = batch
+def test_a_linked_secret_is_not_copied_so_feedback_stays_apart(graded):
+    course, results = graded
     secret = course / "autograded" / "a9_classmates_secret" / ASSIGNMENT / "submission_secret.txt"
     assert not secret.is_symlink() and secret.read_text() != "secret-of-h_correct"
     assert results["a9_classmates_secret"]["extra_data"]["tampering"] == [
@@ -133,11 +148,61 @@ def test_a_linked_secret_is_not_copied_so_feedback_stays_apart(batch):
     assert (course / "autograded" / "h_correct" / ASSIGNMENT / "submission_secret.txt").read_text() == "secret-of-h_correct"
 
 
-def test_html_a_student_writes_reaches_formgrader_escaped(batch):
+def test_html_a_student_writes_reaches_formgrader_escaped(graded):
     """formgrader renders autograded/ with nbconvert's HTMLExporter, unsanitised, to a grader
     who is logged in: a tag of the student's would run there."""
-    course, results = batch
+    course, results = graded
     assert results["b1_html_for_the_grader"]["score"] == 100.0
-    html, _ = HTMLExporter().from_filename(str(course / "autograded" / "b1_html_for_the_grader" / ASSIGNMENT / NB))
+    html = render(course, "b1_html_for_the_grader")
     assert "my answer" in html
     assert not re.search(r"<img[^>]*onerror", html)
+
+
+def render(course, student: str) -> str:
+    """The graded notebook as formgrader renders it (nbconvert's HTMLExporter, unsanitised)."""
+    return HTMLExporter().from_filename(str(course / "autograded" / student / ASSIGNMENT / NB))[0]
+
+
+def test_links_a_student_writes_cannot_run_in_the_graders_browser(graded):
+    course, results = graded
+    assert results["b3_javascript_link"]["score"] == 100.0
+    assert "see the PDF" in render(course, "b3_javascript_link")
+    assert results["b4_link_in_a_file_name"]["extra_data"]["status"] == "unreadable"
+    for student in ("b3_javascript_link", "b4_link_in_a_file_name"):
+        assert not re.search(r"href=[\"']?\s*javascript", render(course, student), re.I), student
+
+
+def test_folders_formgrader_could_not_show_safely_are_not_graded(batch):
+    course, _, stderr = batch
+    for folder in REFUSED:
+        assert f"NOT GRADED {course / 'submitted' / folder / ASSIGNMENT}: " in stderr
+        assert not (course / "autograded" / folder).exists()
+    rows = {line.split(",")[0] for line in (course / "grades" / f"{ASSIGNMENT}.csv").read_text().splitlines()[1:]}
+    assert rows == {*HONEST, *ATTACKERS}
+
+
+def test_nbgrader_collect_keeps_links_as_links_and_skips_ids_it_could_not_show(tmp_path):
+    """Through nbgrader's own exchange: a link in an inbound folder would be followed by
+    nbgrader's copy, running as the instructor (the answer key, a classmate's notebook)."""
+    course = copy_course(tmp_path / "exchange")
+    exchange = tmp_path / "exchange_root"
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write(f"\nc.Exchange.root = {str(exchange)!r}\nc.CollectApp.check_owner = False\n")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    inbound = exchange / "attnlab" / "inbound"
+    stamp = "2026-01-10 12:00:00.000000 UTC"
+    for student, make in {"h_correct": text(notebook(SOLVED)),
+                          "a2_answer_key": link(str(course / "solutions" / ASSIGNMENT / NB)),
+                          '<svg onload="fetch(1)">': text(notebook(SOLVED))}.items():
+        folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text(stamp)
+        make(folder / NB)
+    out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
+    assert "is not a valid id" in out.stderr and "copied as links" in out.stderr
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["a2_answer_key", "h_correct"]
+    assert (course / "submitted" / "a2_answer_key" / ASSIGNMENT / NB).is_symlink()
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
+    scores = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())["score"]
+              for s in ("h_correct", "a2_answer_key")}
+    assert scores == {"h_correct": 100.0, "a2_answer_key": 0.0}
