@@ -59,6 +59,9 @@ class Slot:
             inspection = submission.inspect(nb, self.release)
         except submission.Unreadable as exc:
             return results.ungraded(student, self.assignment, self.suite, "unreadable", str(exc)), None
+        except Exception as exc:   # the student's file, not the grader, is odd: theirs to fix, not a retry
+            reason = f"not a notebook the grader can read: {type(exc).__name__}: {str(exc)[:200]}"
+            return results.ungraded(student, self.assignment, self.suite, "unreadable", reason), None
         if not self.worker.alive:       # the slot's start-up is not the submission's time
             started = time.monotonic()
             self.worker.start()

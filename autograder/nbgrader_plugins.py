@@ -1,9 +1,10 @@
 """nbgrader plugins that the course configures in nbgrader_config.py."""
 import os
 import shutil
+import stat
 import zipfile
 import zlib
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from nbconvert.exporters import NotebookExporter
 from nbgrader import utils
@@ -61,46 +62,69 @@ def unsafe_name(text: str) -> str:
 
 
 class SafeCollect(ExchangeCollect):
-    """nbgrader's collect (`c.ExchangeFactory.collect`), with two changes for what students put
-    in the exchange's inbound folder: a submission whose student id could not be shown safely
-    (formgrader prints ids unescaped) is not collected, and links in a submission are copied
-    as links, not followed (nbgrader's copy, running as the instructor, would copy the answer
-    key or a classmate's notebook they point to; attnlab refuses a link)."""
+    """nbgrader's collect (`c.ExchangeFactory.collect`), for what students put in the exchange's
+    inbound folder: an entry whose student id could not be shown safely (formgrader prints ids
+    unescaped), whose name holds no time, or that is not a folder (a link to a classmate's
+    folder or to solutions/, a file) is skipped; links and special files inside a folder are
+    copied as links or left out, never followed (nbgrader's copy runs as the instructor; attnlab
+    refuses a link); an entry that cannot be copied is skipped alone."""
+
+    def _path_to_record(self, path):
+        try:
+            return super()._path_to_record(path)
+        except Exception as exc:    # a time nbgrader cannot parse: the record is skipped below
+            return {"username": "", "filename": os.path.basename(path), "timestamp": datetime.min,
+                    "why": f"its name holds no submission time ({type(exc).__name__})"}
 
     def init_src(self):
         super().init_src()
         for record in list(self.src_records):
-            why = unsafe_id(record["username"])
+            path = os.path.join(self.inbound_path, record["filename"])
+            why = record.get("why") or unsafe_id(record["username"]) or (
+                "not a folder" if os.path.islink(path) or not os.path.isdir(path) else "")
             if why:
                 self.log.warning("Skipped %s: %s", record["filename"], why)
                 self.src_records.remove(record)
 
     def do_copy(self, src, dest, log=None):
-        if not any(os.path.islink(os.path.join(top, name)) for top, dirs, files in os.walk(src)
-                   for name in dirs + files):
-            return super().do_copy(src, dest, log)
-        self.log.warning("%s holds symbolic links: copied as links, which attnlab does not follow", src)
-        shutil.copytree(src, dest, symlinks=True)
+        try:
+            if all(_plain(os.path.join(top, name)) for top, dirs, files in os.walk(src) for name in dirs + files):
+                return super().do_copy(src, dest, log)
+            self.log.warning("%s holds links or special files: links are copied as links, which attnlab "
+                             "does not follow, special files are left out", src)
+            shutil.copytree(src, dest, symlinks=True,
+                            ignore=lambda top, names: [n for n in names if not _plain(os.path.join(top, n), links=True)])
+        except Exception as exc:
+            self.log.warning("Skipped %s: it cannot be copied (%s: %s)", src, type(exc).__name__, exc)
+
+
+def _plain(path: str, links: bool = False) -> bool:
+    """A regular file or a folder (or, with `links`, a link), as os.lstat sees it."""
+    mode = os.lstat(path).st_mode
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode) or (links and stat.S_ISLNK(mode))
 
 
 class LmsExtractor(ExtractorPlugin):
     """Unpack the LMS's own archives in downloaded/<assignment>/archive/, one level only.
 
-    Every file of the LMS download is one student's submission, named by the LMS. An archive a
-    student uploaded stays a file (it is never opened), and members inside folders are skipped, so
-    no name chosen by a student can become a student id or a path.
+    The folder holds the LMS's download zips, or the download's files laid out loose. Every file
+    of the download is one student's submission, named by the LMS. An archive a student uploaded
+    stays a file (it is never opened: with loose files nothing is), and members inside folders
+    are skipped, so no name chosen by a student can become a student id or a path.
     """
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
         os.makedirs(extracted_path, exist_ok=True)
-        for name in sorted(os.listdir(archive_path)):
-            source = os.path.join(archive_path, name)
-            if not os.path.isfile(source):
-                continue
-            if zipfile.is_zipfile(source):
+        files = [os.path.join(archive_path, n) for n in sorted(os.listdir(archive_path))]
+        files = [f for f in files if os.path.isfile(f) and not os.path.islink(f)]
+        # the LMS's download zips, or its files laid out loose: then every file is a student's,
+        # and one that happens to be a zip is never opened
+        downloads = all(zipfile.is_zipfile(f) for f in files)
+        for source in files:
+            if downloads:
                 self._unpack(source, extracted_path)
             else:
-                shutil.copyfile(source, os.path.join(extracted_path, name))
+                shutil.copyfile(source, os.path.join(extracted_path, os.path.basename(source)))
 
     def _unpack(self, archive: str, extracted_path: str) -> None:
         try:

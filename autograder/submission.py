@@ -114,7 +114,8 @@ def _escaped(text: str) -> str:
 
 def _grade_id(cell):
     meta = cell.get("metadata", {}).get("nbgrader")
-    return meta.get("grade_id") if isinstance(meta, dict) else None
+    gid = meta.get("grade_id") if isinstance(meta, dict) else None
+    return gid if gid is None or isinstance(gid, str) else repr(gid)   # not a string: an unknown id
 
 
 def _last_occurrences(nb, expected, report) -> dict:

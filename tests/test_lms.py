@@ -77,3 +77,19 @@ def test_a_student_id_formgrader_could_not_show_safely_is_not_graded(tmp_path):
         assert [s.id for s in gb.students] == ["ada"]
     for command in ("report", "feedback"):
         assert run_tool("attnlab", command, ASSIGNMENT, cwd=course, check=False).returncode == 0
+
+
+def test_in_a_loose_download_no_file_is_opened_as_an_archive(tmp_path):
+    """The LMS's files laid out loose are every one a student's: a zip a student uploaded under
+    a notebook's name is not opened, so the names inside it choose no student id."""
+    course = copy_course(tmp_path / "loose")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    archive = course / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    (archive / f"lovelace_ada_1001_{ASSIGNMENT}.ipynb").write_text(solved())
+    with zipfile.ZipFile(archive / f"mallory_mal_1003_{ASSIGNMENT}.ipynb", "w") as z:
+        z.writestr(f"aaa_ada_1_{ASSIGNMENT}.ipynb", stub())
+        z.writestr(f"mallory_mal_1003_{ASSIGNMENT}.ipynb", solved())
+    run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course)
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
+    assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {"ada": ("graded", "100"), "mal": ("unreadable", "0")}

@@ -56,6 +56,7 @@ ATTACKERS = {
     "b2_nested_too_deeply": {NB: text('{"cells": [' + "[" * 100_000 + "]" * 100_000 + "]}")},
     "b3_javascript_link": {NB: text(notebook(SOLVED, "My derivation: [see the PDF](javascript:fetch(1))"))},
     "b4_link_in_a_file_name": {"[see](javascript:fetch(1)).ipynb": text(notebook(SOLVED)), "b.ipynb": text(notebook({}))},
+    "b5_list_as_grade_id": {NB: text(notebook(SOLVED).replace('"grade_id": "test_softmax"', '"grade_id": ["x"]', 1))},
 }
 REFUSED = {                                       # folders that are not graded at all
     '<svg onload="fetch(1)">': lambda folder: os.makedirs(folder),
@@ -118,6 +119,12 @@ def test_a_notebook_nested_too_deeply_is_the_students_unreadable_file(graded):
     _, results = graded
     extra = results["b2_nested_too_deeply"]["extra_data"]
     assert extra["status"] == "unreadable" and "RecursionError" in extra["notes"][0]
+
+
+def test_odd_nbgrader_metadata_is_the_students_tampering_not_a_grader_failure(graded):
+    _, results = graded
+    extra = results["b5_list_as_grade_id"]["extra_data"]
+    assert extra["status"] == "graded" and any("'['x']'" in t for t in extra["tampering"])
 
 
 def test_odd_file_names_and_links_beside_the_notebook_do_not_stop_the_batch(graded):
@@ -193,16 +200,23 @@ def test_nbgrader_collect_keeps_links_as_links_and_skips_ids_it_could_not_show(t
     stamp = "2026-01-10 12:00:00.000000 UTC"
     for student, make in {"h_correct": text(notebook(SOLVED)),
                           "a2_answer_key": link(str(course / "solutions" / ASSIGNMENT / NB)),
+                          "a4_fifo_beside": os.mkfifo,
                           '<svg onload="fetch(1)">': text(notebook(SOLVED))}.items():
         folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
         folder.mkdir(parents=True)
         (folder / "timestamp.txt").write_text(stamp)
         make(folder / NB)
+    classmate = inbound / f"h_correct+{ASSIGNMENT}+{stamp}+0123abcd"
+    os.symlink(classmate, inbound / f"a1_copies+{ASSIGNMENT}+{stamp}+bbbb")       # whole entries as links
+    os.symlink(course / "solutions" / ASSIGNMENT, inbound / f"a3_key_folder+{ASSIGNMENT}+{stamp}+cccc")
+    (inbound / f"a5_file+{ASSIGNMENT}+{stamp}+dddd").write_text("not a folder")
+    (inbound / f"a6_no_time+{ASSIGNMENT}+yesterday+eeee").mkdir()
     out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
-    assert "is not a valid id" in out.stderr and "copied as links" in out.stderr
-    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["a2_answer_key", "h_correct"]
+    assert "is not a valid id" in out.stderr and "copied as links" in out.stderr and "holds no submission time" in out.stderr
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["a2_answer_key", "a4_fifo_beside", "h_correct"]
+    assert not (course / "submitted" / "a4_fifo_beside" / ASSIGNMENT / NB).exists()
     assert (course / "submitted" / "a2_answer_key" / ASSIGNMENT / NB).is_symlink()
     run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
     scores = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())["score"]
-              for s in ("h_correct", "a2_answer_key")}
-    assert scores == {"h_correct": 100.0, "a2_answer_key": 0.0}
+              for s in ("h_correct", "a2_answer_key", "a4_fifo_beside")}
+    assert scores == {"h_correct": 100.0, "a2_answer_key": 0.0, "a4_fifo_beside": 0.0}
