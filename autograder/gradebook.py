@@ -3,8 +3,8 @@
 `attnlab grade` records each part's score as the auto score of its test cell `test_<part>`,
 a batch of submissions per transaction, and only then writes results.json and the grades table
 (grades/<assignment>.csv). Everything attnlab shows afterwards (the grades table, results.json,
-feedback, the class report) reads the scores back from here, so a manual score, extra credit, a comment or a late penalty given in
-formgrader appears everywhere as `nbgrader export` shows it. Cells graded by hand (written
+feedback, the class report) reads the scores back from here, so a manual score, extra credit, a
+comment or a late penalty given in formgrader appears everywhere as `nbgrader export` shows it. Cells graded by hand (written
 answers) are never touched. Anything a human should look at flags the notebook in formgrader
 (a flag only a grader clears), marks the affected cells as needing a manual grade and says why
 in their comments.

@@ -81,11 +81,9 @@ def inspect(nb, release) -> Inspection:
             _put_back(kept, gid, expected, order, report)
     _unique_ids(kept)
     given = {c.source for c in release.cells}
-    for cell in kept:
-        if cell.cell_type == "markdown" and cell.source not in given and _ACTIVE.search(cell.source):
-            cell.source = _as_text(cell.source)
-        elif cell.cell_type == "raw" and cell.source not in given and _ACTIVE.search(cell.source):
-            cell.source = _escaped(cell.source)
+    for cell in kept:     # what a student wrote, shown to a logged-in grader by formgrader
+        if cell.cell_type in ("markdown", "raw") and cell.source not in given and _ACTIVE.search(cell.source):
+            cell.source = (_as_text if cell.cell_type == "markdown" else _escaped)(cell.source)
     report.notebook.cells = kept
     report.cells = [c.source for c in kept if c.cell_type == "code" and not notebooks.is_test(c)]
     return report
@@ -101,7 +99,6 @@ def _as_text(source: str) -> str:
     keeps javascript: links; the grader reads the cell as the student typed it."""
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", source)), default=0))
     return f"*The grader shows this cell as text: it has HTML or links.*\n\n{fence}text\n{source}\n{fence}"
-
 
 
 def _escaped(text: str) -> str:
