@@ -308,5 +308,5 @@ def _modified(folder: Path) -> str:
 
 def _replace(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
+    tmp.write_text(text, encoding="utf-8", errors="backslashreplace")   # student text never stops a write
     tmp.replace(path)

@@ -5,6 +5,7 @@ import stat
 import zipfile
 import zlib
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from nbconvert.exporters import NotebookExporter
 from nbgrader import utils
@@ -15,7 +16,7 @@ from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.preprocessors import ClearHiddenTests
 
 from .config import AttnLab
-from .student_files import unsafe_id
+from .student_files import read, unsafe_id
 
 REFUSAL = ("this course is graded in attnlab's sandbox, not by `nbgrader autograde` (which would run "
            "the hidden tests in the student's kernel, as you): run `attnlab grade {assignment}` in the "
@@ -63,11 +64,13 @@ def unsafe_name(text: str) -> str:
 
 class SafeCollect(ExchangeCollect):
     """nbgrader's collect (`c.ExchangeFactory.collect`), for what students put in the exchange's
-    inbound folder: an entry whose student id could not be shown safely (formgrader prints ids
-    unescaped), whose name holds no time, or that is not a folder (a link to a classmate's
-    folder or to solutions/, a file) is skipped; links and special files inside a folder are
-    copied as links or left out, never followed (nbgrader's copy runs as the instructor; attnlab
-    refuses a link); an entry that cannot be copied is skipped alone."""
+    inbound folder. An entry is skipped, with a warning, when its student id could not be shown
+    safely (formgrader prints ids unescaped), its name or its timestamp.txt holds no time (nbgrader
+    stops the whole collection at one), it is not a folder (a link to a classmate's folder or to
+    solutions/, a file), or it names one student but belongs to another (nbgrader only warns; an
+    owner who is no student, as when every user has one uid, is accepted). Links and special
+    files inside a folder are copied as links or left out, never followed (nbgrader's copy runs
+    as the instructor; attnlab refuses a link); an entry that cannot be copied is skipped alone."""
 
     def _path_to_record(self, path):
         try:
@@ -78,13 +81,30 @@ class SafeCollect(ExchangeCollect):
 
     def init_src(self):
         super().init_src()
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            students = {s.id for s in gb.students} | {r["username"] for r in self.src_records}
         for record in list(self.src_records):
-            path = os.path.join(self.inbound_path, record["filename"])
-            why = record.get("why") or unsafe_id(record["username"]) or (
-                "not a folder" if os.path.islink(path) or not os.path.isdir(path) else "")
+            why = record.get("why") or self._refused(record, students)
             if why:
                 self.log.warning("Skipped %s: %s", record["filename"], why)
                 self.src_records.remove(record)
+
+    def _refused(self, record: dict, students: set) -> str:
+        """Why an inbound entry is not collected ('' if it is)."""
+        path = os.path.join(self.inbound_path, record["filename"])
+        student = record["username"]
+        if unsafe_id(student):
+            return unsafe_id(student)
+        if os.path.islink(path) or not os.path.isdir(path):
+            return "not a folder"
+        owner = _owner(path)
+        if owner != student and owner in students:     # another student wrote it (nbgrader only warns)
+            return f"it names {student} but belongs to the student {owner}"
+        collected = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id)
+        for folder in (path, collected):   # nbgrader reads both timestamps, and stops at a bad one
+            if not _a_time_or_none(os.path.join(folder, "timestamp.txt")):
+                return f"{os.path.join(folder, 'timestamp.txt')} is not a submission time"
+        return ""
 
     def do_copy(self, src, dest, log=None):
         try:
@@ -96,6 +116,25 @@ class SafeCollect(ExchangeCollect):
                             ignore=lambda top, names: [n for n in names if not _plain(os.path.join(top, n), links=True)])
         except Exception as exc:
             self.log.warning("Skipped %s: it cannot be copied (%s: %s)", src, type(exc).__name__, exc)
+
+
+def _owner(path: str) -> str:
+    try:
+        import pwd
+        return pwd.getpwuid(os.lstat(path).st_uid).pw_name
+    except (ImportError, KeyError, OSError):
+        return ""
+
+
+def _a_time_or_none(path: str) -> bool:
+    """No timestamp.txt, or one nbgrader can read: a regular file holding a time."""
+    if not os.path.lexists(path):
+        return True
+    try:
+        text = read(Path(path), limit=4096).decode("utf-8").strip()
+        return not text or utils.parse_utc(text) is not None
+    except Exception:      # a link, not a file, not text, not a time (dateutil's zoo of errors)
+        return False
 
 
 def _plain(path: str, links: bool = False) -> bool:

@@ -42,7 +42,9 @@ def load(path) -> tuple:
         raise Unreadable("not a valid notebook: it has no list of cells")
     notes = _unique_ids(cells)
     try:
-        nb = nbformat.reads(json.dumps(data), as_version=4)
+        text = json.dumps(data, ensure_ascii=False)
+        text.encode("utf-8")      # a lone surrogate (valid JSON, "\ud800") could not be written back
+        nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises a zoo of errors on malformed structure
         raise Unreadable(f"not a valid notebook: {type(exc).__name__}: {str(exc)[:200]}") from None
     if not all(_well_formed(c) for c in nb.cells):

@@ -4,7 +4,9 @@ UTF-8, forged nbgrader files, HTML for the grader's browser. One batch, attacker
 honest students; graded with one slot and with two."""
 import json
 import os
+import pwd
 import re
+import shutil
 
 import nbformat
 import pytest
@@ -57,6 +59,7 @@ ATTACKERS = {
     "b3_javascript_link": {NB: text(notebook(SOLVED, "My derivation: [see the PDF](javascript:fetch(1))"))},
     "b4_link_in_a_file_name": {"[see](javascript:fetch(1)).ipynb": text(notebook(SOLVED)), "b.ipynb": text(notebook({}))},
     "b5_list_as_grade_id": {NB: text(notebook(SOLVED).replace('"grade_id": "test_softmax"', '"grade_id": ["x"]', 1))},
+    "b6_lone_surrogate": {NB: text(notebook(SOLVED, "notes SURROGATE").replace("SURROGATE", "\\ud800"))},
 }
 REFUSED = {                                       # folders that are not graded at all
     '<svg onload="fetch(1)">': lambda folder: os.makedirs(folder),
@@ -119,6 +122,12 @@ def test_a_notebook_nested_too_deeply_is_the_students_unreadable_file(graded):
     _, results = graded
     extra = results["b2_nested_too_deeply"]["extra_data"]
     assert extra["status"] == "unreadable" and "RecursionError" in extra["notes"][0]
+
+
+def test_text_that_cannot_be_written_back_is_unreadable_and_stops_nobody(graded):
+    _, results = graded
+    extra = results["b6_lone_surrogate"]["extra_data"]
+    assert extra["status"] == "unreadable" and "UnicodeEncodeError" in extra["notes"][0]
 
 
 def test_odd_nbgrader_metadata_is_the_students_tampering_not_a_grader_failure(graded):
@@ -211,8 +220,23 @@ def test_nbgrader_collect_keeps_links_as_links_and_skips_ids_it_could_not_show(t
     os.symlink(course / "solutions" / ASSIGNMENT, inbound / f"a3_key_folder+{ASSIGNMENT}+{stamp}+cccc")
     (inbound / f"a5_file+{ASSIGNMENT}+{stamp}+dddd").write_text("not a folder")
     (inbound / f"a6_no_time+{ASSIGNMENT}+yesterday+eeee").mkdir()
+    forged = inbound / f"a7_forged_time+{ASSIGNMENT}+{stamp}+ffff"
+    forged.mkdir()
+    (forged / "timestamp.txt").write_text("not a time")
+    (forged / NB).write_text(notebook(SOLVED))
+    if os.geteuid() == 0:           # an entry naming h_half, written by another student (daemon)
+        daemon = inbound / f"daemon+{ASSIGNMENT}+{stamp}+1111"
+        impostor = inbound / f"h_half+{ASSIGNMENT}+2099-01-01 00:00:00.000000 UTC+2222"
+        for folder in (daemon, impostor):
+            folder.mkdir()
+            (folder / NB).write_text(notebook({}))
+            os.chown(folder, pwd.getpwnam("daemon").pw_uid, -1)
     out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
     assert "is not a valid id" in out.stderr and "copied as links" in out.stderr and "holds no submission time" in out.stderr
+    assert "timestamp.txt is not a submission time" in out.stderr
+    if os.geteuid() == 0:
+        assert "names h_half but belongs to the student daemon" in out.stderr
+        shutil.rmtree(course / "submitted" / "daemon")
     assert sorted(p.name for p in (course / "submitted").iterdir()) == ["a2_answer_key", "a4_fifo_beside", "h_correct"]
     assert not (course / "submitted" / "a4_fifo_beside" / ASSIGNMENT / NB).exists()
     assert (course / "submitted" / "a2_answer_key" / ASSIGNMENT / NB).is_symlink()
