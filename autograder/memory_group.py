@@ -11,6 +11,7 @@ with the memory controller enabled for the new group (as root, usually). Elsewhe
 returns None and `RLIMIT_AS` is the only memory limit.
 """
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -24,15 +25,29 @@ class MemoryGroup:
         (self.path / "cgroup.procs").write_text(str(pid))
 
     def remove(self) -> None:
-        """Remove the group once its processes are gone (they are being killed: wait a moment)."""
-        for _ in range(250):
+        """Remove the group once its processes are gone: they are being killed, and whatever is
+        still in it after a moment (a process that escaped the worker's kill) is killed here."""
+        for attempt in range(500):
             try:
                 self.path.rmdir()
                 return
             except FileNotFoundError:
                 return
             except OSError:
+                if attempt % 50 == 49:
+                    self._kill()
                 time.sleep(0.02)
+
+    def _kill(self) -> None:
+        try:
+            pids = (self.path / "cgroup.procs").read_text().split()
+        except OSError:
+            return
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
 
 
 def create(name: str, limit_bytes: int) -> MemoryGroup | None:
