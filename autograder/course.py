@@ -89,15 +89,7 @@ class Course:
     def timestamp(self, student: str, assignment: str):
         """nbgrader's submission time (timestamp.txt, written by `nbgrader submit`/`collect`),
         None without one; StudentFileError when the file is there but is not a time."""
-        from nbgrader.utils import parse_utc
-        path = self.path("submitted", student, assignment) / "timestamp.txt"
-        if not os.path.lexists(path):
-            return None
-        text = student_files.read(path, limit=4096).decode("utf-8", "replace").strip()
-        try:
-            return parse_utc(text) if text else None
-        except Exception:   # dateutil's zoo: ValueError, OverflowError, ...
-            raise student_files.StudentFileError(f"timestamp.txt holds {text[:40]!r}, not a time") from None
+        return student_files.submission_time(self.path("submitted", student, assignment))
 
     def digest(self, student: str, assignment: str) -> str:
         return student_files.digest(self.path("submitted", student, assignment))

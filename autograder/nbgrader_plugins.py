@@ -16,7 +16,7 @@ from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.preprocessors import ClearHiddenTests
 
 from .config import AttnLab
-from .student_files import read, unsafe_id
+from .student_files import submission_time, unsafe_id
 
 REFUSAL = ("this course is graded in attnlab's sandbox, not by `nbgrader autograde` (which would run "
            "the hidden tests in the student's kernel, as you): run `attnlab grade {assignment}` in the "
@@ -102,7 +102,9 @@ class SafeCollect(ExchangeCollect):
             return f"it names {student} but belongs to the student {owner}"
         collected = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id)
         for folder in (path, collected):   # nbgrader reads both timestamps, and stops at a bad one
-            if not _a_time_or_none(os.path.join(folder, "timestamp.txt")):
+            try:
+                submission_time(Path(folder))
+            except OSError:
                 return f"{os.path.join(folder, 'timestamp.txt')} is not a submission time"
         return ""
 
@@ -124,17 +126,6 @@ def _owner(path: str) -> str:
         return pwd.getpwuid(os.lstat(path).st_uid).pw_name
     except (ImportError, KeyError, OSError):
         return ""
-
-
-def _a_time_or_none(path: str) -> bool:
-    """No timestamp.txt, or one nbgrader can read: a regular file holding a time."""
-    if not os.path.lexists(path):
-        return True
-    try:
-        text = read(Path(path), limit=4096).decode("utf-8").strip()
-        return not text or utils.parse_utc(text) is not None
-    except Exception:      # a link, not a file, not text, not a time (dateutil's zoo of errors)
-        return False
 
 
 def _plain(path: str, links: bool = False) -> bool:

@@ -40,6 +40,22 @@ def read(path: Path, limit: int = MAX_BYTES) -> bytes:
     return data
 
 
+def submission_time(folder: Path):
+    """nbgrader's submission time, from `folder`/timestamp.txt: None without one (or an empty
+    one); StudentFileError when it is there but is not a regular file holding a time."""
+    from nbgrader.utils import parse_utc
+    path = Path(folder) / "timestamp.txt"
+    if not os.path.lexists(path):
+        return None
+    data = read(path, limit=4096)
+    text = data.decode("utf-8", "replace").strip()
+    try:
+        data.decode("utf-8")        # nbgrader reads it as text, and stops at bytes that are not
+        return parse_utc(text) if text else None
+    except Exception:   # dateutil's zoo: ValueError, OverflowError, ...
+        raise StudentFileError(f"timestamp.txt holds {text[:40]!r}, not a time") from None
+
+
 def digest(folder: Path) -> str:
     """What identifies a submission: the names and bytes of its regular files, and the names and
     targets of its links (not followed), whatever their modification times."""
