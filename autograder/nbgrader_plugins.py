@@ -1,7 +1,9 @@
 """nbgrader plugins that the course configures in nbgrader_config.py."""
+import contextlib
 import os
 import shutil
 import stat
+import tempfile
 import zipfile
 import zlib
 from datetime import datetime, timedelta
@@ -16,7 +18,7 @@ from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.preprocessors import ClearHiddenTests
 
 from .config import AttnLab
-from .student_files import submission_time, unsafe_id
+from .student_files import StudentFileError, snapshot, submission_time, unsafe_id
 
 REFUSAL = ("this course is graded in attnlab's sandbox, not by `nbgrader autograde` (which would run "
            "the hidden tests in the student's kernel, as you): run `attnlab grade {assignment}` in the "
@@ -70,7 +72,9 @@ class SafeCollect(ExchangeCollect):
     solutions/, a file), or it names one student but belongs to another (nbgrader only warns; an
     owner who is no student, as when every user has one uid, is accepted). Links and special
     files inside a folder are copied as links or left out, never followed (nbgrader's copy runs
-    as the instructor; attnlab refuses a link); an entry that cannot be copied is skipped alone."""
+    as the instructor; attnlab refuses a link); an entry that cannot be copied is skipped alone.
+    A student can still change an entry after it was checked: what is copied is a snapshot
+    (`student_files.snapshot`), checked again."""
 
     def _path_to_record(self, path):
         try:
@@ -82,14 +86,15 @@ class SafeCollect(ExchangeCollect):
     def init_src(self):
         super().init_src()
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            students = {s.id for s in gb.students} | {r["username"] for r in self.src_records}
+            self.students = {s.id for s in gb.students} | {r["username"] for r in self.src_records}
+        self.claimed = {os.path.join(self.inbound_path, r["filename"]): r["username"] for r in self.src_records}
         for record in list(self.src_records):
-            why = record.get("why") or self._refused(record, students)
+            why = record.get("why") or self._refused(record)
             if why:
                 self.log.warning("Skipped %s: %s", record["filename"], why)
                 self.src_records.remove(record)
 
-    def _refused(self, record: dict, students: set) -> str:
+    def _refused(self, record: dict) -> str:
         """Why an inbound entry is not collected ('' if it is)."""
         path = os.path.join(self.inbound_path, record["filename"])
         student = record["username"]
@@ -97,41 +102,56 @@ class SafeCollect(ExchangeCollect):
             return unsafe_id(student)
         if os.path.islink(path) or not os.path.isdir(path):
             return "not a folder"
-        owner = _owner(path)
-        if owner != student and owner in students:     # another student wrote it (nbgrader only warns)
-            return f"it names {student} but belongs to the student {owner}"
         collected = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id)
-        for folder in (path, collected):   # nbgrader reads both timestamps, and stops at a bad one
-            try:
-                submission_time(Path(folder))
-            except OSError:
-                return f"{os.path.join(folder, 'timestamp.txt')} is not a submission time"
+        return self._impostor(student, os.lstat(path)) or _no_time(path, path) or _no_time(collected, collected)
+
+    def _impostor(self, student: str, info: os.stat_result) -> str:
+        owner = _owner(info)
+        if owner != student and owner in self.students:     # another student wrote it (nbgrader only warns)
+            return f"it names {student} but belongs to the student {owner}"
         return ""
 
     def do_copy(self, src, dest, log=None):
-        try:
-            if all(_plain(os.path.join(top, name)) for top, dirs, files in os.walk(src) for name in dirs + files):
-                return super().do_copy(src, dest, log)
-            self.log.warning("%s holds links or special files: links are copied as links, which attnlab "
-                             "does not follow, special files are left out", src)
-            shutil.copytree(src, dest, symlinks=True,
-                            ignore=lambda top, names: [n for n in names if not _plain(os.path.join(top, n), links=True)])
-        except Exception as exc:
-            self.log.warning("Skipped %s: it cannot be copied (%s: %s)", src, type(exc).__name__, exc)
+        """Copy a snapshot of `src`: the student may change the entry after it was checked (swap
+        it for a link to a classmate's entry, a file for a link, write another timestamp.txt),
+        so the checks are made again on the snapshot, which no student can change."""
+        with tempfile.TemporaryDirectory(prefix="attnlab-collect-") as staging:
+            entry = os.path.join(staging, "entry")
+            try:
+                info, left_out = snapshot(src, entry, 1000 * self.coursedir.max_dir_size)
+                why = self._impostor(self.claimed[src], info) or _no_time(entry, src)
+                if why:
+                    raise StudentFileError(why)
+                if left_out:
+                    self.log.warning("%s holds special files, which are left out: %s", src, ", ".join(left_out))
+                if not any(os.path.islink(os.path.join(top, name)) for top, dirs, files in os.walk(entry)
+                           for name in dirs + files):
+                    return super().do_copy(entry, dest, log)
+                self.log.warning("%s holds links: they are copied as links, which attnlab does not follow", src)
+                shutil.copytree(entry, dest, symlinks=True)
+            except Exception as exc:
+                shutil.rmtree(dest, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.dirname(dest))      # the student's folder, if nothing else is in it
+                self.log.warning("Skipped %s: it cannot be copied (%s: %s)", src, type(exc).__name__, exc)
 
 
-def _owner(path: str) -> str:
+def _no_time(folder: str, shown: str) -> str:
+    """Why `folder`/timestamp.txt (named `shown`/timestamp.txt) stops nbgrader ('' if it does
+    not: a time, or no file)."""
+    try:
+        submission_time(Path(folder))
+    except OSError:
+        return f"{os.path.join(shown, 'timestamp.txt')} is not a submission time"
+    return ""
+
+
+def _owner(info: os.stat_result) -> str:
     try:
         import pwd
-        return pwd.getpwuid(os.lstat(path).st_uid).pw_name
-    except (ImportError, KeyError, OSError):
+        return pwd.getpwuid(info.st_uid).pw_name
+    except (ImportError, KeyError):
         return ""
-
-
-def _plain(path: str, links: bool = False) -> bool:
-    """A regular file or a folder (or, with `links`, a link), as os.lstat sees it."""
-    mode = os.lstat(path).st_mode
-    return stat.S_ISREG(mode) or stat.S_ISDIR(mode) or (links and stat.S_ISLNK(mode))
 
 
 class LmsExtractor(ExtractorPlugin):

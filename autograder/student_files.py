@@ -5,7 +5,8 @@ the student, names and links included. A symbolic link there could point at a cl
 notebook, the answer key or gradebook.db, and a link to a pipe or to /proc would block or fail
 the grader. So the grader opens a student's file only through `read`, which does not follow a
 link, accepts only a regular file, never blocks and reads at most `limit` bytes, and names a
-folder only through `digest`, which follows nothing and reads any file name.
+folder only through `digest`, which follows nothing and reads any file name. A folder that a
+student can still change while it is copied (nbgrader's inbound folder) is copied by `snapshot`.
 """
 import errno
 import hashlib
@@ -76,6 +77,60 @@ def digest(folder: Path) -> str:
                 h.update(b"unreadable " + str(exc.errno).encode())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def snapshot(src: str, dest: str, limit: int) -> tuple:
+    """Copy the folder `src` to the new folder `dest`, as it is while it is copied, without
+    following any link: a folder opened is the folder stat'ed (`src` itself must be a folder, not
+    a link to one), a link is copied as a link, a file that is neither a regular file, a folder
+    nor a link is left out. StudentFileError past `limit` bytes in all. (The stat of `src` as it
+    was opened: what is checked of the folder is checked on that; the paths left out.)"""
+    try:
+        top = os.open(src, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise StudentFileError(f"{os.path.basename(src)} is not a folder") from None
+        raise
+    folders, left_out, size = [], [], 0
+    try:
+        info = os.fstat(top)
+        for where, dirs, files, fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+            target = os.path.normpath(os.path.join(dest, where))
+            os.makedirs(target, exist_ok=where != ".")
+            folders.append((target, os.fstat(fd)))
+            for name in list(dirs) + files:
+                entry = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISLNK(entry.st_mode):
+                    os.symlink(os.readlink(name, dir_fd=fd), os.path.join(target, name))
+                elif stat.S_ISREG(entry.st_mode):
+                    size += _copy_file(name, fd, os.path.join(target, name), limit - size)
+                elif not stat.S_ISDIR(entry.st_mode):
+                    left_out.append(os.path.normpath(os.path.join(where, name)))
+                if name in dirs and not stat.S_ISDIR(entry.st_mode):
+                    dirs.remove(name)     # fwalk enters only the folder it stat'ed, never a link
+    finally:
+        os.close(top)
+    for folder, entry in reversed(folders):   # as copytree does, modes once the folder is filled
+        os.chmod(folder, stat.S_IMODE(entry.st_mode) | stat.S_IRWXU)
+    return info, left_out
+
+
+def _copy_file(name: str, dir_fd: int, dest: str, room: int) -> int:
+    """Copy the regular file `name` of the folder `dir_fd` (not a link, not what replaced it since
+    it was stat'ed) to `dest` with its mode and times; the bytes copied."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as source:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return 0
+        data = source.read(room + 1)
+        if len(data) > room:
+            raise StudentFileError(f"{name} makes the submission larger than the exchange accepts")
+    with open(dest, "xb") as copy:
+        copy.write(data)
+    os.chmod(dest, stat.S_IMODE(info.st_mode))
+    os.utime(dest, ns=(info.st_atime_ns, info.st_mtime_ns))
+    return len(data)
 
 
 def _open(path: Path):

@@ -244,3 +244,59 @@ def test_nbgrader_collect_keeps_links_as_links_and_skips_ids_it_could_not_show(t
     scores = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())["score"]
               for s in ("h_correct", "a2_answer_key", "a4_fifo_beside")}
     assert scores == {"h_correct": 100.0, "a2_answer_key": 0.0, "a4_fifo_beside": 0.0}
+
+
+RACE = """
+import os
+from autograder.nbgrader_plugins import SafeCollect
+
+
+class StudentsActAfterTheCheck(SafeCollect):
+    def init_src(self):
+        super().init_src()
+        entry = {name.split("+")[0]: os.path.join(self.inbound_path, name) for name in os.listdir(self.inbound_path)}
+        os.rename(entry["r1_swaps_the_entry"], entry["r1_swaps_the_entry"] + ".moved")
+        os.symlink(entry["h_correct"], entry["r1_swaps_the_entry"])
+        notebook = os.path.join(entry["r2_swaps_the_notebook"], NB)
+        os.unlink(notebook)
+        os.symlink(KEY, notebook)
+        with open(os.path.join(entry["r3_rewrites_the_time"], "timestamp.txt"), "w") as f:
+            f.write("not a time")
+
+
+c.ExchangeFactory.collect = StudentsActAfterTheCheck
+"""
+
+
+def test_what_a_student_changes_after_collect_checked_the_entry_is_not_followed(tmp_path):
+    """nbgrader copies the entries one after the other, as the instructor: a student who swaps
+    their checked entry for a link to a classmate's (a byte-for-byte copy: 100), their notebook
+    for a link to the answer key, or their timestamp.txt for text (every later collect of the lab
+    fails), gains nothing, and the class is collected and graded as usual."""
+    course = copy_course(tmp_path / "exchange")
+    exchange = tmp_path / "exchange_root"
+    key = course / "solutions" / ASSIGNMENT / NB
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write(f"\nc.Exchange.root = {str(exchange)!r}\nc.CollectApp.check_owner = False\n"
+                f"NB, KEY = {NB!r}, {str(key)!r}\n" + RACE)
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    stamp = "2026-01-10 12:00:00.000000 UTC"
+    for student, answers in {"h_correct": SOLVED, "h_half": HALF, "r1_swaps_the_entry": {},
+                             "r2_swaps_the_notebook": {}, "r3_rewrites_the_time": {}}.items():
+        folder = exchange / "attnlab" / "inbound" / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text(stamp)
+        (folder / NB).write_text(notebook(answers))
+    out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
+    assert "r1_swaps_the_entry" in out.stderr and "is not a folder" in out.stderr
+    assert "timestamp.txt is not a submission time" in out.stderr
+    submitted = course / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == ["h_correct", "h_half", "r2_swaps_the_notebook"]
+    assert (submitted / "r2_swaps_the_notebook" / ASSIGNMENT / NB).is_symlink()
+    again = run_tool("nbgrader", "collect", "--update", ASSIGNMENT,   # the next collect, with no student acting
+                     "--ExchangeFactory.collect=autograder.nbgrader_plugins.SafeCollect", cwd=course)
+    assert "r3_rewrites_the_time" in again.stderr
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
+    scores = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())["score"]
+              for s in ("h_correct", "h_half", "r2_swaps_the_notebook")}
+    assert scores == {"h_correct": 100.0, "h_half": 24.0, "r2_swaps_the_notebook": 0.0}
