@@ -27,10 +27,11 @@ def close(got, expected, rtol: float, atol: float) -> bool:
     return bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
 
 
-def mismatch(got, expected, rtol: float, atol: float, names=None) -> str | None:
+def mismatch(got, expected, rtol: float, atol, names=None) -> str | None:
     """None when `got` matches `expected`, else a short description of the first difference.
 
-    `expected` is an array or a tuple of arrays; `names` labels the tuple's items.
+    `expected` is an array or a tuple of arrays; `names` labels the tuple's items, and `atol`
+    may be a tuple too (one per item).
     """
     if isinstance(expected, tuple):
         names = names or [f"item {i}" for i in range(len(expected))]
@@ -39,8 +40,9 @@ def mismatch(got, expected, rtol: float, atol: float, names=None) -> str | None:
                     f"({', '.join(names)})")
         if len(got) != len(expected):
             return f"returned a tuple of {len(got)} items; expected {len(expected)} ({', '.join(names)})"
-        for name, g, e in zip(names, got, expected):
-            problem = mismatch(g, e, rtol, atol)
+        atols = atol if isinstance(atol, tuple) else (atol,) * len(expected)
+        for name, g, e, a in zip(names, got, expected, atols):
+            problem = mismatch(g, e, rtol, a)
             if problem:
                 return f"{name}: {problem}"
         return None
