@@ -183,6 +183,18 @@ def test_wrong_mutant_loses_points_in_its_own_part_only(bank, mutant, salt):
         assert outside_losses(bank, mutant) == {}
 
 
+# Hidden inputs on which a mutant once earned full marks (a softmax without the max when no score
+# overflowed, ReLU6 when no pre-activation passed 6, greedy ignored when the draw hit the argmax).
+ESCAPE_SALTS = [b"md29", b"md32", b"md44", b"md50", b"md61", b"md77"]
+
+
+@pytest.mark.parametrize("bank,mutant", WRONG, ids=ids(WRONG))
+def test_wrong_mutant_loses_points_whatever_the_hidden_inputs(bank, mutant):
+    """A check that shows a mistake on some salts only grades it by luck."""
+    escaped = [salt for salt in ESCAPE_SALTS if lost(graded(bank, mutant, salt)[mutant.part]) == 0]
+    assert escaped == [], f"{mutant.name} earns full marks on these hidden inputs"
+
+
 @pytest.mark.parametrize("salt", SALTS, ids=lambda s: s.decode() or "unsalted")
 @pytest.mark.parametrize("bank,mutant", WRONG, ids=ids(WRONG))
 def test_wrong_mutant_is_never_misdiagnosed(bank, mutant, salt):

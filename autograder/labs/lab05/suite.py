@@ -129,6 +129,13 @@ def qkv(t, n, d_k, d_v, scale=1.0):
     return t.normal(n, d_k, scale=scale), t.normal(n, d_k, scale=scale), t.normal(n, d_v)
 
 
+def with_score(Q, K, i, j, value):
+    """Q with row i changed so that the score of query i on key j, Q[i]·K[j] / √d_k, is `value`."""
+    Q = Q.copy()
+    Q[i] = K[j] * value * np.sqrt(K.shape[-1]) / (K[j] @ K[j])
+    return Q
+
+
 @check("scaled_dot_product_attention", "returns (output, weights) with the right shapes", 1, tol=None)
 def _(t):
     """Callers unpack two arrays: (N, d_v) output and (N, N) weights."""
@@ -167,8 +174,9 @@ def _(t):
 
 @check("scaled_dot_product_attention", "stable for large scores", 1)
 def _(t):
-    """Scores in the thousands must not overflow."""
-    t.expect_match(C.attention(*qkv(t, 5, 4, 4, scale=30.0)))
+    """Scores in the thousands must not overflow (one is 2000 whatever the draw)."""
+    Q, K, V = qkv(t, 5, 4, 4, scale=30.0)
+    t.expect_match(C.attention(with_score(Q, K, 2, 3, 2000.0), K, V))
 
 
 @check("scaled_dot_product_attention", "accepts float32 inputs", 1, tol=FLOAT32,
@@ -248,14 +256,15 @@ def _(t):
     second case position 0's only allowed score, its own, is -5000: a future score set to -1000
     (or lowered by 1000) outweighs it."""
     Q, K, V = qkv(t, 6, 4, 4, scale=10.0)
-    Q[0] = -K[0] * 5000.0 * np.sqrt(4) / (K[0] @ K[0])      # Q[0]·K[0] / √d_k = -5000
-    t.expect_matches([causal(*qkv(t, 6, 4, 4, scale=10.0)), causal(Q, K, V)])
+    t.expect_matches([causal(*qkv(t, 6, 4, 4, scale=10.0)), causal(with_score(Q, K, 0, 0, -5000.0), K, V)])
 
 
 @check("causal_attention", "stable for scores in the thousands", 0.5)
 def _(t):
-    """np.exp overflows above 709: the softmax must subtract each row's maximum here too."""
-    t.expect_match(causal(*qkv(t, 6, 4, 4, scale=30.0)))
+    """np.exp overflows above 709: the softmax must subtract each row's maximum here too (one
+    allowed score is 2000 whatever the draw)."""
+    Q, K, V = qkv(t, 6, 4, 4, scale=30.0)
+    t.expect_match(causal(with_score(Q, K, 4, 2, 2000.0), K, V))
 
 
 @check("causal_attention", "accepts float32 inputs", 0.5, tol=FLOAT32,
@@ -496,8 +505,11 @@ def _(t):
 
 @check("feedforward", "matches the reference with zero biases", 1.5)
 def _(t):
-    """ReLU(x W1) W2, with pre-activations well above 6 (a ReLU capped at 6 is another function)."""
-    t.expect_match(C.feedforward(t.normal(5, 6, scale=4.0), *ffn_params(t, 6, 12, bias=False)))
+    """ReLU(x W1) W2, with pre-activations well above 6 (a ReLU capped at 6 is another function):
+    the largest is at least 9 whatever the draw."""
+    x, (W1, b1, W2, b2) = t.normal(5, 6, scale=4.0), ffn_params(t, 6, 12, bias=False)
+    top = (x @ W1).max()
+    t.expect_match(C.feedforward(x * (9.0 / top if 0 < top < 9.0 else 1.0), W1, b1, W2, b2))
 
 
 @check("feedforward", "matches the reference with biases and negative pre-activations", 2)
