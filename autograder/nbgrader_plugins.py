@@ -69,12 +69,13 @@ class SafeCollect(ExchangeCollect):
     inbound folder. An entry is skipped, with a warning, when its student id could not be shown
     safely (formgrader prints ids unescaped), its name or its timestamp.txt holds no time (nbgrader
     stops the whole collection at one), it is not a folder (a link to a classmate's folder or to
-    solutions/, a file), or it names one student but belongs to another (nbgrader only warns; an
-    owner who is no student, as when every user has one uid, is accepted). Links and special
-    files inside a folder are copied as links or left out, never followed (nbgrader's copy runs
-    as the instructor; attnlab refuses a link); an entry that cannot be copied is skipped alone.
-    A student can still change an entry after it was checked: what is copied is a snapshot
-    (`student_files.snapshot`), checked again."""
+    solutions/, a file), or it names a user of this machine but belongs to another (nbgrader's
+    `check_owner` only warns; with `check_owner` off, as where every user has one uid, or for ids
+    that are no user of this machine, owners are not checked). Of a student's entries, the newest
+    that is not skipped is collected. Links and special files inside a folder are copied as links
+    or left out, never followed (nbgrader's copy runs as the instructor; attnlab refuses a link);
+    an entry that cannot be copied is skipped alone. A student can still change an entry after it
+    was checked: what is copied is a snapshot (`student_files.snapshot`), checked again."""
 
     def _path_to_record(self, path):
         try:
@@ -83,16 +84,20 @@ class SafeCollect(ExchangeCollect):
             return {"username": "", "filename": os.path.basename(path), "timestamp": datetime.min,
                     "why": f"its name holds no submission time ({type(exc).__name__})"}
 
+    def _sort_by_timestamp(self, records):
+        """A student's entries, newest first, those that will be skipped last: a decoy newer
+        than the student's real entry (a file, another user's folder) must not hide it."""
+        for record in records:
+            if "checked" not in record:
+                record.update(checked=True, why=record.get("why") or self._refused(record))
+                if record["why"]:
+                    self.log.warning("Skipped %r: %s", record["filename"], record["why"])
+        return sorted(super()._sort_by_timestamp(records), key=lambda record: bool(record["why"]))
+
     def init_src(self):
         super().init_src()
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            self.students = {s.id for s in gb.students} | {r["username"] for r in self.src_records}
+        self.src_records = [record for record in self.src_records if not record["why"]]
         self.claimed = {os.path.join(self.inbound_path, r["filename"]): r["username"] for r in self.src_records}
-        for record in list(self.src_records):
-            why = record.get("why") or self._refused(record)
-            if why:
-                self.log.warning("Skipped %s: %s", record["filename"], why)
-                self.src_records.remove(record)
 
     def _refused(self, record: dict) -> str:
         """Why an inbound entry is not collected ('' if it is)."""
@@ -106,34 +111,44 @@ class SafeCollect(ExchangeCollect):
         return self._impostor(student, os.lstat(path)) or _no_time(path, path) or _no_time(collected, collected)
 
     def _impostor(self, student: str, info: os.stat_result) -> str:
-        owner = _owner(info)
-        if owner != student and owner in self.students:     # another student wrote it (nbgrader only warns)
-            return f"it names {student} but belongs to the student {owner}"
+        """Why an entry that names `student` is not theirs ('' if it may be)."""
+        if not self.check_owner:
+            return ""
+        try:
+            import pwd
+            uid = pwd.getpwnam(student).pw_uid
+        except (ImportError, KeyError):     # an id that is no user here: its owner tells nothing
+            return ""
+        if info.st_uid != uid:
+            return f"it names the user {student} but belongs to the user with uid {info.st_uid}"
         return ""
 
     def do_copy(self, src, dest, log=None):
         """Copy a snapshot of `src`: the student may change the entry after it was checked (swap
         it for a link to a classmate's entry, a file for a link, write another timestamp.txt),
         so the checks are made again on the snapshot, which no student can change."""
-        with tempfile.TemporaryDirectory(prefix="attnlab-collect-") as staging:
+        staging = tempfile.mkdtemp(prefix="attnlab-collect-")
+        try:
             entry = os.path.join(staging, "entry")
-            try:
-                info, left_out = snapshot(src, entry, 1000 * self.coursedir.max_dir_size)
-                why = self._impostor(self.claimed[src], info) or _no_time(entry, src)
-                if why:
-                    raise StudentFileError(why)
-                if left_out:
-                    self.log.warning("%s holds special files, which are left out: %s", src, ", ".join(left_out))
-                if not any(os.path.islink(os.path.join(top, name)) for top, dirs, files in os.walk(entry)
-                           for name in dirs + files):
-                    return super().do_copy(entry, dest, log)
-                self.log.warning("%s holds links: they are copied as links, which attnlab does not follow", src)
-                shutil.copytree(entry, dest, symlinks=True)
-            except Exception as exc:
-                shutil.rmtree(dest, ignore_errors=True)
-                with contextlib.suppress(OSError):
-                    os.rmdir(os.path.dirname(dest))      # the student's folder, if nothing else is in it
-                self.log.warning("Skipped %s: it cannot be copied (%s: %s)", src, type(exc).__name__, exc)
+            info, left_out = snapshot(src, entry, 1000 * self.coursedir.max_dir_size)
+            why = self._impostor(self.claimed[src], info) or _no_time(entry, src)
+            if why:
+                raise StudentFileError(why)
+            if left_out:
+                self.log.warning("%r holds files that are neither regular files of one name, folders nor "
+                                 "links; they are left out: %r", src, left_out)
+            if not any(os.path.islink(os.path.join(top, name)) for top, dirs, files in os.walk(entry)
+                       for name in dirs + files):
+                return super().do_copy(entry, dest, log)
+            self.log.warning("%r holds links: they are copied as links, which attnlab does not follow", src)
+            shutil.copytree(entry, dest, symlinks=True)
+        except Exception as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.dirname(dest))      # the student's folder, if nothing else is in it
+            self.log.warning("Skipped %r: it cannot be copied (%s: %r)", src, type(exc).__name__, str(exc))
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _no_time(folder: str, shown: str) -> str:
@@ -144,14 +159,6 @@ def _no_time(folder: str, shown: str) -> str:
     except OSError:
         return f"{os.path.join(shown, 'timestamp.txt')} is not a submission time"
     return ""
-
-
-def _owner(info: os.stat_result) -> str:
-    try:
-        import pwd
-        return pwd.getpwuid(info.st_uid).pw_name
-    except (ImportError, KeyError):
-        return ""
 
 
 class LmsExtractor(ExtractorPlugin):

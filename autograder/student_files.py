@@ -79,56 +79,100 @@ def digest(folder: Path) -> str:
     return h.hexdigest()
 
 
+MAX_DEPTH, MAX_ENTRIES = 32, 10_000     # a submission folder is a few files, one level deep
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
 def snapshot(src: str, dest: str, limit: int) -> tuple:
-    """Copy the folder `src` to the new folder `dest`, as it is while it is copied, without
-    following any link: a folder opened is the folder stat'ed (`src` itself must be a folder, not
-    a link to one), a link is copied as a link, a file that is neither a regular file, a folder
-    nor a link is left out. StudentFileError past `limit` bytes in all. (The stat of `src` as it
-    was opened: what is checked of the folder is checked on that; the paths left out.)"""
+    """Copy the folder `src`, which a student may change while it is copied, to the new folder
+    `dest`, without following any link: every folder and file is opened from its folder's
+    descriptor, refusing a link and never blocking; a link is copied as a link; a file that is
+    neither a folder, a link nor a regular file of one name (a hard link may be a classmate's)
+    is left out. Modes keep no set-id bits and no write for others. StudentFileError past
+    `limit` bytes, MAX_ENTRIES entries or MAX_DEPTH levels.
+    (The stat of `src` as it was opened, on which what is checked of the folder is checked;
+    the paths left out.)"""
     try:
-        top = os.open(src, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        top = os.open(src, _FOLDER)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise StudentFileError(f"{os.path.basename(src)} is not a folder") from None
+            raise StudentFileError(f"{os.path.basename(src)!r} is not a folder") from None
         raise
-    folders, left_out, size = [], [], 0
+    copy = _Snapshot(limit)
+    copy.todo.append((top, dest, "", 0))
     try:
         info = os.fstat(top)
-        for where, dirs, files, fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
-            target = os.path.normpath(os.path.join(dest, where))
-            os.makedirs(target, exist_ok=where != ".")
-            folders.append((target, os.fstat(fd)))
-            for name in list(dirs) + files:
-                entry = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                if stat.S_ISLNK(entry.st_mode):
-                    os.symlink(os.readlink(name, dir_fd=fd), os.path.join(target, name))
-                elif stat.S_ISREG(entry.st_mode):
-                    size += _copy_file(name, fd, os.path.join(target, name), limit - size)
-                elif not stat.S_ISDIR(entry.st_mode):
-                    left_out.append(os.path.normpath(os.path.join(where, name)))
-                if name in dirs and not stat.S_ISDIR(entry.st_mode):
-                    dirs.remove(name)     # fwalk enters only the folder it stat'ed, never a link
+        os.mkdir(dest, 0o700)
+        copy.folders.append((dest, info))
+        while copy.todo:
+            copy.folder(*copy.todo.pop())
     finally:
-        os.close(top)
-    for folder, entry in reversed(folders):   # as copytree does, modes once the folder is filled
-        os.chmod(folder, stat.S_IMODE(entry.st_mode) | stat.S_IRWXU)
-    return info, left_out
+        for fd, *_ in copy.todo:
+            os.close(fd)
+    for folder, entry in reversed(copy.folders):   # as copytree does, modes once the folder is filled
+        os.chmod(folder, stat.S_IMODE(entry.st_mode) & 0o755 | stat.S_IRWXU)
+    return info, copy.left_out
 
 
-def _copy_file(name: str, dir_fd: int, dest: str, room: int) -> int:
-    """Copy the regular file `name` of the folder `dir_fd` (not a link, not what replaced it since
-    it was stat'ed) to `dest` with its mode and times; the bytes copied."""
+class _Snapshot:
+    """What `snapshot` has copied so far, and the folders it has opened but not yet copied."""
+
+    def __init__(self, limit: int):
+        self.room, self.count = limit, 0
+        self.todo: list = []        # (open folder, where to copy it, its path in the entry, depth)
+        self.folders: list = []     # (copy, stat of the original)
+        self.left_out: list = []
+
+    def folder(self, fd: int, target: str, where: str, depth: int) -> None:
+        try:
+            with os.scandir(fd) as entries:
+                names = [entry.name for entry in entries]
+            for name in names:
+                self.count += 1
+                if self.count > MAX_ENTRIES:
+                    raise StudentFileError(f"more than {MAX_ENTRIES} files")
+                if not self.entry(name, fd, os.path.join(target, name), os.path.join(where, name), depth):
+                    self.left_out.append(os.path.join(where, name))
+        finally:
+            os.close(fd)
+
+    def entry(self, name: str, fd: int, path: str, shown: str, depth: int) -> bool:
+        """Copy `name` (`shown` in the entry) of the open folder `fd` to `path`; False if it is
+        left out."""
+        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        if stat.S_ISLNK(info.st_mode):
+            os.symlink(os.readlink(name, dir_fd=fd), path)
+        elif stat.S_ISDIR(info.st_mode):
+            if depth >= MAX_DEPTH:
+                raise StudentFileError(f"folders nested more than {MAX_DEPTH} deep")
+            sub = os.open(name, _FOLDER, dir_fd=fd)
+            self.todo.append((sub, path, shown, depth + 1))
+            os.mkdir(path, 0o700)
+            self.folders.append((path, os.fstat(sub)))
+        elif stat.S_ISREG(info.st_mode):
+            copied = _copy_file(name, fd, path, self.room)
+            if copied is None:
+                return False
+            self.room -= copied
+        else:
+            return False
+        return True
+
+
+def _copy_file(name: str, dir_fd: int, dest: str, room: int) -> int | None:
+    """Copy the regular file `name` of the folder `dir_fd`, as it is now, to `dest` with its times
+    and a safe mode; the bytes copied (None: not a regular file of one name, not copied)."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as source:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return 0
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return None
         data = source.read(room + 1)
         if len(data) > room:
-            raise StudentFileError(f"{name} makes the submission larger than the exchange accepts")
+            raise StudentFileError(f"{name!r} makes the submission larger than the exchange accepts")
     with open(dest, "xb") as copy:
         copy.write(data)
-    os.chmod(dest, stat.S_IMODE(info.st_mode))
+    os.chmod(dest, stat.S_IMODE(info.st_mode) & 0o755 | stat.S_IRUSR | stat.S_IWUSR)
     os.utime(dest, ns=(info.st_atime_ns, info.st_mtime_ns))
     return len(data)
 

@@ -224,19 +224,9 @@ def test_nbgrader_collect_keeps_links_as_links_and_skips_ids_it_could_not_show(t
     forged.mkdir()
     (forged / "timestamp.txt").write_text("not a time")
     (forged / NB).write_text(notebook(SOLVED))
-    if os.geteuid() == 0:           # an entry naming h_half, written by another student (daemon)
-        daemon = inbound / f"daemon+{ASSIGNMENT}+{stamp}+1111"
-        impostor = inbound / f"h_half+{ASSIGNMENT}+2099-01-01 00:00:00.000000 UTC+2222"
-        for folder in (daemon, impostor):
-            folder.mkdir()
-            (folder / NB).write_text(notebook({}))
-            os.chown(folder, pwd.getpwnam("daemon").pw_uid, -1)
     out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
     assert "is not a valid id" in out.stderr and "copied as links" in out.stderr and "holds no submission time" in out.stderr
     assert "timestamp.txt is not a submission time" in out.stderr
-    if os.geteuid() == 0:
-        assert "names h_half but belongs to the student daemon" in out.stderr
-        shutil.rmtree(course / "submitted" / "daemon")
     assert sorted(p.name for p in (course / "submitted").iterdir()) == ["a2_answer_key", "a4_fifo_beside", "h_correct"]
     assert not (course / "submitted" / "a4_fifo_beside" / ASSIGNMENT / NB).exists()
     assert (course / "submitted" / "a2_answer_key" / ASSIGNMENT / NB).is_symlink()
@@ -300,3 +290,90 @@ def test_what_a_student_changes_after_collect_checked_the_entry_is_not_followed(
     scores = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())["score"]
               for s in ("h_correct", "h_half", "r2_swaps_the_notebook")}
     assert scores == {"h_correct": 100.0, "h_half": 24.0, "r2_swaps_the_notebook": 0.0}
+
+
+def user(name: str) -> int:
+    return pwd.getpwnam(name).pw_uid
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="students are users of their own: needs root to play them")
+def test_collect_copies_only_what_is_safe_and_each_student_their_own(tmp_path, request):
+    """Found by a red team against the snapshot: nbgrader's copy, as root, kept a set-uid bit (the
+    student's program became a root shell in submitted/); a newer entry naming a classmate, made
+    by another student, hid or replaced the classmate's work; a folder nested 1000 deep stopped
+    the collection of everyone after; a hard link could bring in a file the student may not read;
+    control characters in names reached the instructor's terminal."""
+    course = copy_course(tmp_path / "exchange")
+    exchange = tmp_path / "exchange_root"
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    inbound = exchange / "attnlab" / "inbound"
+
+    def entry(student, stamp="2026-01-10 12:00:00.000000 UTC", answers=SOLVED, owner="root"):
+        folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text(stamp)
+        (folder / NB).write_text(notebook(answers))
+        for path in (folder, folder / "timestamp.txt", folder / NB):
+            os.chown(path, user(owner), -1)
+        return folder
+
+    entry("nobody", owner="nobody")                      # honest; two newer decoys by daemon:
+    entry("nobody", "2099-01-01 00:00:00.000000 UTC", answers={}, owner="daemon")
+    (inbound / f"nobody+{ASSIGNMENT}+2100-01-01 00:00:00.000000 UTC+ffff").write_text("not a folder")
+    tool = entry("s1_setuid") / "tool"
+    shutil.copy("/usr/bin/id", tool)
+    os.chmod(tool, 0o6777)
+    deep = entry("s2_deep")
+    nested(deep, 1000)
+    request.addfinalizer(lambda: nested(deep, 1000, remove=True))      # too deep for pytest's clean-up
+    os.link(course / "solutions" / ASSIGNMENT / NB, entry("s3_hardlink", answers={}) / "key.ipynb")
+    os.mkfifo(entry("s4_names") / "\x1b]0;owned\x07\x1b[2J")
+    entry("s5_after_them")
+    out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
+    assert "names the user nobody but belongs to the user with uid" in out.stderr
+    assert "nested more than 32 deep" in out.stderr
+    assert "\x1b" not in out.stderr and "\\x1b]0;owned" in out.stderr
+    submitted = course / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == ["nobody", "s1_setuid", "s3_hardlink", "s4_names", "s5_after_them"]
+    assert os.stat(submitted / "s1_setuid" / ASSIGNMENT / "tool").st_mode & 0o7022 == 0
+    assert not (submitted / "s3_hardlink" / ASSIGNMENT / "key.ipynb").exists()
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
+    scores = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())["score"]
+              for s in ("nobody", "s1_setuid", "s3_hardlink", "s5_after_them")}
+    assert scores == {"nobody": 100.0, "s1_setuid": 100.0, "s3_hardlink": 0.0, "s5_after_them": 100.0}
+
+
+def nested(folder, depth: int, remove: bool = False) -> None:
+    """Make (or remove) folder/a/a/.../a, `depth` levels, without recursion."""
+    fds = [os.open(folder, os.O_RDONLY)]
+    for _ in range(depth):
+        if not remove:
+            os.mkdir("a", dir_fd=fds[-1])
+        fds.append(os.open("a", os.O_RDONLY, dir_fd=fds[-1]))
+    for parent in reversed(fds[:-1]):
+        os.close(fds.pop())
+        if remove:
+            os.rmdir("a", dir_fd=parent)
+    os.close(fds.pop())
+
+
+def test_a_folder_swapped_for_a_link_to_a_pipe_mid_copy_is_refused_at_once(tmp_path, monkeypatch):
+    """os.fwalk opened a subfolder following links and blocking: a student who swapped it, after
+    it was listed, for a link to a pipe of theirs hung the collection of the whole class."""
+    from autograder import student_files
+    src = tmp_path / "entry"
+    (src / "sub").mkdir(parents=True)
+    os.mkfifo(tmp_path / "pipe")
+    real_stat = os.stat
+
+    def listed_then_swapped(name, *args, **kwargs):
+        info = real_stat(name, *args, **kwargs)
+        if name == "sub" and not os.path.islink(src / "sub"):
+            os.rmdir(src / "sub")
+            os.symlink(tmp_path / "pipe", src / "sub")
+        return info
+    monkeypatch.setattr(student_files.os, "stat", listed_then_swapped)
+    with pytest.raises(OSError):
+        student_files.snapshot(str(src), str(tmp_path / "copy"), 2**20)
