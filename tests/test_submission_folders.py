@@ -197,15 +197,19 @@ def test_folders_formgrader_could_not_show_safely_are_not_graded(batch):
     assert rows == {*HONEST, *ATTACKERS}
 
 
+def exchange_course(tmp_path, config: str = "") -> tuple:
+    """A course with an nbgrader exchange of its own and the lab released: (course, inbound)."""
+    course = copy_course(tmp_path / "exchange")
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write(f"\nc.Exchange.root = {str(tmp_path / 'exchange_root')!r}\n{config}\n")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    return course, tmp_path / "exchange_root" / "attnlab" / "inbound"
+
+
 def test_nbgrader_collect_keeps_links_as_links_and_skips_ids_it_could_not_show(tmp_path):
     """Through nbgrader's own exchange: a link in an inbound folder would be followed by
     nbgrader's copy, running as the instructor (the answer key, a classmate's notebook)."""
-    course = copy_course(tmp_path / "exchange")
-    exchange = tmp_path / "exchange_root"
-    with open(course / "nbgrader_config.py", "a") as f:
-        f.write(f"\nc.Exchange.root = {str(exchange)!r}\nc.CollectApp.check_owner = False\n")
-    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
-    inbound = exchange / "attnlab" / "inbound"
+    course, inbound = exchange_course(tmp_path, "c.ExchangeCollect.check_owner = False")
     stamp = "2026-01-10 12:00:00.000000 UTC"
     for student, make in {"h_correct": text(notebook(SOLVED)),
                           "a2_answer_key": link(str(course / "solutions" / ASSIGNMENT / NB)),
@@ -263,17 +267,12 @@ def test_what_a_student_changes_after_collect_checked_the_entry_is_not_followed(
     their checked entry for a link to a classmate's (a byte-for-byte copy: 100), their notebook
     for a link to the answer key, or their timestamp.txt for text (every later collect of the lab
     fails), gains nothing, and the class is collected and graded as usual."""
-    course = copy_course(tmp_path / "exchange")
-    exchange = tmp_path / "exchange_root"
-    key = course / "solutions" / ASSIGNMENT / NB
-    with open(course / "nbgrader_config.py", "a") as f:
-        f.write(f"\nc.Exchange.root = {str(exchange)!r}\nc.CollectApp.check_owner = False\n"
-                f"NB, KEY = {NB!r}, {str(key)!r}\n" + RACE)
-    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    key = ROOT / "solutions" / ASSIGNMENT / NB
+    course, inbound = exchange_course(tmp_path, f"NB, KEY = {NB!r}, {str(key)!r}\n" + RACE)
     stamp = "2026-01-10 12:00:00.000000 UTC"
     for student, answers in {"h_correct": SOLVED, "h_half": HALF, "r1_swaps_the_entry": {},
                              "r2_swaps_the_notebook": {}, "r3_rewrites_the_time": {}}.items():
-        folder = exchange / "attnlab" / "inbound" / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
+        folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
         folder.mkdir(parents=True)
         (folder / "timestamp.txt").write_text(stamp)
         (folder / NB).write_text(notebook(answers))
@@ -303,12 +302,7 @@ def test_collect_copies_only_what_is_safe_and_each_student_their_own(tmp_path, r
     by another student, hid or replaced the classmate's work; a folder nested 1000 deep stopped
     the collection of everyone after; a hard link could bring in a file the student may not read;
     control characters in names reached the instructor's terminal."""
-    course = copy_course(tmp_path / "exchange")
-    exchange = tmp_path / "exchange_root"
-    with open(course / "nbgrader_config.py", "a") as f:
-        f.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
-    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
-    inbound = exchange / "attnlab" / "inbound"
+    course, inbound = exchange_course(tmp_path)
 
     def entry(student, stamp="2026-01-10 12:00:00.000000 UTC", answers=SOLVED, owner="root"):
         folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
