@@ -85,19 +85,31 @@ class SafeCollect(ExchangeCollect):
                     "why": f"its name holds no submission time ({type(exc).__name__})"}
 
     def _sort_by_timestamp(self, records):
-        """A student's entries, newest first, those that will be skipped last: a decoy newer
-        than the student's real entry (a file, another user's folder) must not hide it."""
+        """A student's entries that are not skipped, newest first (one skipped entry if all are,
+        which init_src drops): a decoy (a file, another user's folder) newer than the student's
+        real entry, or dated before the due date with `before_duedate`, must not hide it."""
         for record in records:
             if "checked" not in record:
                 record.update(checked=True, why=record.get("why") or self._refused(record))
                 if record["why"]:
                     self.log.warning("Skipped %r: %s", record["filename"], record["why"])
-        return sorted(super()._sort_by_timestamp(records), key=lambda record: bool(record["why"]))
+        ordered = super()._sort_by_timestamp(records)
+        return [record for record in ordered if not record["why"]] or ordered[:1]
 
     def init_src(self):
         super().init_src()
         self.src_records = [record for record in self.src_records if not record["why"]]
         self.claimed = {os.path.join(self.inbound_path, r["filename"]): r["username"] for r in self.src_records}
+
+    def copy_files(self):
+        """nbgrader's copy, without its owner warning: the owner was checked already, and the
+        warning stats the entry outside any guard (an entry its student renamed away in between
+        stopped the collection of everyone after them) and prints its name raw."""
+        self.owners_checked, self.check_owner = self.check_owner, False
+        try:
+            super().copy_files()
+        finally:
+            self.check_owner = self.owners_checked
 
     def _refused(self, record: dict) -> str:
         """Why an inbound entry is not collected ('' if it is)."""
@@ -105,14 +117,20 @@ class SafeCollect(ExchangeCollect):
         student = record["username"]
         if unsafe_id(student):
             return unsafe_id(student)
-        if os.path.islink(path) or not os.path.isdir(path):
-            return "not a folder"
-        collected = self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id)
-        return self._impostor(student, os.lstat(path)) or _no_time(path, path) or _no_time(collected, collected)
+        if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in record["filename"]):
+            return "its name holds control characters"
+        try:
+            if os.path.islink(path) or not os.path.isdir(path):
+                return "not a folder"
+            collected = self.coursedir.format_path(self.coursedir.submitted_directory, student,
+                                                   self.coursedir.assignment_id)
+            return self._impostor(student, os.lstat(path)) or _no_time(path, path) or _no_time(collected, collected)
+        except OSError as exc:
+            return f"it changed while it was checked ({type(exc).__name__})"
 
     def _impostor(self, student: str, info: os.stat_result) -> str:
         """Why an entry that names `student` is not theirs ('' if it may be)."""
-        if not self.check_owner:
+        if not getattr(self, "owners_checked", self.check_owner):
             return ""
         try:
             import pwd
@@ -127,7 +145,10 @@ class SafeCollect(ExchangeCollect):
         """Copy a snapshot of `src`: the student may change the entry after it was checked (swap
         it for a link to a classmate's entry, a file for a link, write another timestamp.txt),
         so the checks are made again on the snapshot, which no student can change."""
-        staging = tempfile.mkdtemp(prefix="attnlab-collect-")
+        # staged in the course (a world-writable /tmp, filled by a student, failed the copies
+        # of classmates whose earlier submission nbgrader had already removed)
+        os.makedirs(os.path.join(self.coursedir.root, ".attnlab"), exist_ok=True)
+        staging = tempfile.mkdtemp(prefix="collect-", dir=os.path.join(self.coursedir.root, ".attnlab"))
         try:
             entry = os.path.join(staging, "entry")
             info, left_out = snapshot(src, entry, 1000 * self.coursedir.max_dir_size)
@@ -141,7 +162,9 @@ class SafeCollect(ExchangeCollect):
                        for name in dirs + files):
                 return super().do_copy(entry, dest, log)
             self.log.warning("%r holds links: they are copied as links, which attnlab does not follow", src)
-            shutil.copytree(entry, dest, symlinks=True)
+            shutil.copytree(entry, dest, symlinks=True, ignore=utils.ignore_patterns(
+                exclude=self.coursedir.ignore, include=self.coursedir.include,
+                max_file_size=self.coursedir.max_file_size, log=self.log))
         except Exception as exc:
             shutil.rmtree(dest, ignore_errors=True)
             with contextlib.suppress(OSError):

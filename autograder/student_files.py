@@ -79,7 +79,7 @@ def digest(folder: Path) -> str:
     return h.hexdigest()
 
 
-MAX_DEPTH, MAX_ENTRIES = 32, 10_000     # a submission folder is a few files, one level deep
+MAX_DEPTH, MAX_FOLDERS, MAX_ENTRIES = 32, 256, 10_000    # a submission is a few files in one folder
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -89,7 +89,7 @@ def snapshot(src: str, dest: str, limit: int) -> tuple:
     descriptor, refusing a link and never blocking; a link is copied as a link; a file that is
     neither a folder, a link nor a regular file of one name (a hard link may be a classmate's)
     is left out. Modes keep no set-id bits and no write for others. StudentFileError past
-    `limit` bytes, MAX_ENTRIES entries or MAX_DEPTH levels.
+    `limit` bytes, MAX_ENTRIES entries, MAX_FOLDERS folders or MAX_DEPTH levels.
     (The stat of `src` as it was opened, on which what is checked of the folder is checked;
     the paths left out.)"""
     try:
@@ -145,6 +145,8 @@ class _Snapshot:
         elif stat.S_ISDIR(info.st_mode):
             if depth >= MAX_DEPTH:
                 raise StudentFileError(f"folders nested more than {MAX_DEPTH} deep")
+            if len(self.folders) >= MAX_FOLDERS:      # each is open until it is copied
+                raise StudentFileError(f"more than {MAX_FOLDERS} folders")
             sub = os.open(name, _FOLDER, dir_fd=fd)
             self.todo.append((sub, path, shown, depth + 1))
             os.mkdir(path, 0o700)
@@ -163,10 +165,11 @@ def _copy_file(name: str, dir_fd: int, dest: str, room: int) -> int | None:
     """Copy the regular file `name` of the folder `dir_fd`, as it is now, to `dest` with its times
     and a safe mode; the bytes copied (None: not a regular file of one name, not copied)."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:     # (a folder since it was stat'ed)
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as source:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-            return None
         data = source.read(room + 1)
         if len(data) > room:
             raise StudentFileError(f"{name!r} makes the submission larger than the exchange accepts")

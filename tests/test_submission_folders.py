@@ -256,6 +256,7 @@ class StudentsActAfterTheCheck(SafeCollect):
         os.symlink(KEY, notebook)
         with open(os.path.join(entry["r3_rewrites_the_time"], "timestamp.txt"), "w") as f:
             f.write("not a time")
+        os.rename(entry["r4_vanishes"], entry["r4_vanishes"] + ".moved")
 
 
 c.ExchangeFactory.collect = StudentsActAfterTheCheck
@@ -266,12 +267,13 @@ def test_what_a_student_changes_after_collect_checked_the_entry_is_not_followed(
     """nbgrader copies the entries one after the other, as the instructor: a student who swaps
     their checked entry for a link to a classmate's (a byte-for-byte copy: 100), their notebook
     for a link to the answer key, or their timestamp.txt for text (every later collect of the lab
-    fails), gains nothing, and the class is collected and graded as usual."""
+    fails), or who renames their entry away (nbgrader's owner warning stopped the collection of
+    everyone after them), gains nothing, and the class is collected and graded as usual."""
     key = ROOT / "solutions" / ASSIGNMENT / NB
     course, inbound = exchange_course(tmp_path, f"NB, KEY = {NB!r}, {str(key)!r}\n" + RACE)
     stamp = "2026-01-10 12:00:00.000000 UTC"
     for student, answers in {"h_correct": SOLVED, "h_half": HALF, "r1_swaps_the_entry": {},
-                             "r2_swaps_the_notebook": {}, "r3_rewrites_the_time": {}}.items():
+                             "r2_swaps_the_notebook": {}, "r3_rewrites_the_time": {}, "r4_vanishes": {}}.items():
         folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
         folder.mkdir(parents=True)
         (folder / "timestamp.txt").write_text(stamp)
@@ -304,8 +306,8 @@ def test_collect_copies_only_what_is_safe_and_each_student_their_own(tmp_path, r
     control characters in names reached the instructor's terminal."""
     course, inbound = exchange_course(tmp_path)
 
-    def entry(student, stamp="2026-01-10 12:00:00.000000 UTC", answers=SOLVED, owner="root"):
-        folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
+    def entry(student, stamp="2026-01-10 12:00:00.000000 UTC", answers=SOLVED, owner="root", suffix="0123abcd"):
+        folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+{suffix}"
         folder.mkdir(parents=True)
         (folder / "timestamp.txt").write_text(stamp)
         (folder / NB).write_text(notebook(answers))
@@ -324,10 +326,12 @@ def test_collect_copies_only_what_is_safe_and_each_student_their_own(tmp_path, r
     request.addfinalizer(lambda: nested(deep, 1000, remove=True))      # too deep for pytest's clean-up
     os.link(course / "solutions" / ASSIGNMENT / NB, entry("s3_hardlink", answers={}) / "key.ipynb")
     os.mkfifo(entry("s4_names") / "\x1b]0;owned\x07\x1b[2J")
+    entry("s6_control", suffix="\x1b]0;owned\x07")
     entry("s5_after_them")
     out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
     assert "names the user nobody but belongs to the user with uid" in out.stderr
     assert "nested more than 32 deep" in out.stderr
+    assert "its name holds control characters" in out.stderr
     assert "\x1b" not in out.stderr and "\\x1b]0;owned" in out.stderr
     submitted = course / "submitted"
     assert sorted(p.name for p in submitted.iterdir()) == ["nobody", "s1_setuid", "s3_hardlink", "s4_names", "s5_after_them"]
@@ -371,3 +375,18 @@ def test_a_folder_swapped_for_a_link_to_a_pipe_mid_copy_is_refused_at_once(tmp_p
     monkeypatch.setattr(student_files.os, "stat", listed_then_swapped)
     with pytest.raises(OSError):
         student_files.snapshot(str(src), str(tmp_path / "copy"), 2**20)
+
+
+def test_a_decoy_dated_before_the_due_date_does_not_hide_a_late_entry():
+    """With before_duedate, nbgrader collects a student's newest entry dated before the due date:
+    a plain file named like one, put there by a classmate, hid the student's late entry."""
+    from datetime import datetime as dt
+
+    from autograder.nbgrader_plugins import SafeCollect
+    collect = SafeCollect()
+    late = {"filename": "bob+lab+late", "timestamp": dt(2026, 2, 1), "why": ""}
+    decoy = {"filename": "bob+lab+decoy", "timestamp": dt(2026, 1, 1), "why": "not a folder"}
+    for record in (late, decoy):
+        record["checked"] = True
+    assert collect._sort_by_timestamp([decoy, late]) == [late]
+    assert collect._sort_by_timestamp([decoy]) == [decoy]       # dropped by init_src
