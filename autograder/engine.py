@@ -263,6 +263,9 @@ def _nbgrader_files(course: Course, student: str, assignment: str) -> tuple:
     except OSError as exc:
         timestamp = None
         problems.append(f"{exc}: lateness was not judged")
+    set_back = student_files.set_back(course.path("submitted", student, assignment))
+    if set_back:
+        problems.append(set_back)
     try:
         _submitted_text(course.path("submitted", student, assignment) / "submission_secret.txt")
     except OSError as exc:

@@ -18,7 +18,7 @@ from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.preprocessors import ClearHiddenTests
 
 from .config import AttnLab
-from .student_files import StudentFileError, snapshot, submission_time, unsafe_id
+from .student_files import StudentFileError, note_set_back, snapshot, submission_time, unsafe_id
 
 REFUSAL = ("this course is graded in attnlab's sandbox, not by `nbgrader autograde` (which would run "
            "the hidden tests in the student's kernel, as you): run `attnlab grade {assignment}` in the "
@@ -151,10 +151,13 @@ class SafeCollect(ExchangeCollect):
         staging = tempfile.mkdtemp(prefix="collect-", dir=os.path.join(self.coursedir.root, ".attnlab"))
         try:
             entry = os.path.join(staging, "entry")
-            info, left_out = snapshot(src, entry, 1000 * self.coursedir.max_dir_size)
+            info, left_out, changed = snapshot(src, entry, 1000 * self.coursedir.max_dir_size)
             why = self._impostor(self.claimed[src], info) or _no_time(entry, src)
             if why:
                 raise StudentFileError(why)
+            set_back = note_set_back(entry, changed)
+            if set_back:
+                self.log.warning("%r: %s", src, set_back)
             if left_out:
                 self.log.warning("%r holds files that are neither regular files of one name, folders nor "
                                  "links; they are left out: %r", src, left_out)

@@ -8,10 +8,13 @@ link, accepts only a regular file, never blocks and reads at most `limit` bytes,
 folder only through `digest`, which follows nothing and reads any file name. A folder that a
 student can still change while it is copied (nbgrader's inbound folder) is copied by `snapshot`.
 """
+import datetime
 import errno
 import hashlib
+import json
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -91,7 +94,7 @@ def snapshot(src: str, dest: str, limit: int) -> tuple:
     is left out. Modes keep no set-id bits and no write for others. StudentFileError past
     `limit` bytes, MAX_ENTRIES entries, MAX_FOLDERS folders or MAX_DEPTH levels.
     (The stat of `src` as it was opened, on which what is checked of the folder is checked;
-    the paths left out.)"""
+    the paths left out; the latest change of anything in it, as a ctime, which no student sets.)"""
     try:
         top = os.open(src, _FOLDER)
     except OSError as exc:
@@ -111,14 +114,14 @@ def snapshot(src: str, dest: str, limit: int) -> tuple:
             os.close(fd)
     for folder, entry in reversed(copy.folders):   # as copytree does, modes once the folder is filled
         os.chmod(folder, stat.S_IMODE(entry.st_mode) & 0o755 | stat.S_IRWXU)
-    return info, copy.left_out
+    return info, copy.left_out, max(info.st_ctime, copy.changed)
 
 
 class _Snapshot:
     """What `snapshot` has copied so far, and the folders it has opened but not yet copied."""
 
     def __init__(self, limit: int):
-        self.room, self.count = limit, 0
+        self.room, self.count, self.changed = limit, 0, 0.0
         self.todo: list = []        # (open folder, where to copy it, its path in the entry, depth)
         self.folders: list = []     # (copy, stat of the original)
         self.left_out: list = []
@@ -140,6 +143,7 @@ class _Snapshot:
         """Copy `name` (`shown` in the entry) of the open folder `fd` to `path`; False if it is
         left out."""
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        self.changed = max(self.changed, info.st_ctime)
         if stat.S_ISLNK(info.st_mode):
             os.symlink(os.readlink(name, dir_fd=fd), path)
         elif stat.S_ISDIR(info.st_mode):
@@ -159,6 +163,41 @@ class _Snapshot:
         else:
             return False
         return True
+
+
+COLLECTED = "attnlab_collect.json"   # what SafeCollect saw of a submission's time, if it is odd
+SET_BACK = 60                        # seconds between nbgrader submit's time and its last copy
+
+
+def note_set_back(folder: str, changed: float) -> str:
+    """Where `folder`/timestamp.txt (a snapshot's, read already) says the submission was made
+    more than SET_BACK seconds before anything in it last changed, keep both times in COLLECTED
+    for the grader: the time may have been set back by hand (or the exchange was copied since,
+    which changes every ctime: a human judges). A COLLECTED the student wrote is removed. The
+    warning for the log ('' if the times agree)."""
+    path = os.path.join(folder, COLLECTED)
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+    claimed = submission_time(Path(folder))
+    changed_at = datetime.datetime.fromtimestamp(changed, datetime.timezone.utc).replace(tzinfo=None)
+    if claimed is None or claimed >= changed_at - datetime.timedelta(seconds=SET_BACK):
+        return ""
+    with open(path, "x") as file:
+        json.dump({"timestamp": claimed.isoformat(" "), "changed": changed_at.isoformat(" ")}, file)
+    return set_back(Path(folder))
+
+
+def set_back(folder: Path) -> str:
+    """What COLLECTED in a submission folder says ('' without one, or one that is not SafeCollect's)."""
+    try:
+        seen = json.loads(read(Path(folder) / COLLECTED, limit=4096))
+        return (f"timestamp.txt says {seen['timestamp'][:26]} UTC, but when nbgrader collect copied the "
+                f"submission it had last changed at {seen['changed'][:26]} UTC: the time may have been set "
+                "back (lateness is judged by timestamp.txt)")
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
 
 
 def _copy_file(name: str, dir_fd: int, dest: str, room: int) -> int | None:

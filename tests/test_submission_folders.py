@@ -4,6 +4,7 @@ UTF-8, forged nbgrader files, HTML for the grader's browser. One batch, attacker
 honest students; graded with one slot and with two."""
 import json
 import os
+from datetime import datetime, timezone
 import pwd
 import re
 import shutil
@@ -303,7 +304,9 @@ def test_collect_copies_only_what_is_safe_and_each_student_their_own(tmp_path, r
     student's program became a root shell in submitted/); a newer entry naming a classmate, made
     by another student, hid or replaced the classmate's work; a folder nested 1000 deep stopped
     the collection of everyone after; a hard link could bring in a file the student may not read;
-    control characters in names reached the instructor's terminal."""
+    control characters in names reached the instructor's terminal. And nbgrader trusts the
+    submission time a student writes: one set back by hand is shown to the grader, against the
+    entry's ctimes, which no student sets."""
     course, inbound = exchange_course(tmp_path)
 
     def entry(student, stamp="2026-01-10 12:00:00.000000 UTC", answers=SOLVED, owner="root", suffix="0123abcd"):
@@ -328,19 +331,27 @@ def test_collect_copies_only_what_is_safe_and_each_student_their_own(tmp_path, r
     os.mkfifo(entry("s4_names") / "\x1b]0;owned\x07\x1b[2J")
     entry("s6_control", suffix="\x1b]0;owned\x07")
     entry("s5_after_them")
+    entry("s7_now", stamp=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
     out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
     assert "names the user nobody but belongs to the user with uid" in out.stderr
     assert "nested more than 32 deep" in out.stderr
     assert "its name holds control characters" in out.stderr
     assert "\x1b" not in out.stderr and "\\x1b]0;owned" in out.stderr
     submitted = course / "submitted"
-    assert sorted(p.name for p in submitted.iterdir()) == ["nobody", "s1_setuid", "s3_hardlink", "s4_names", "s5_after_them"]
+    assert sorted(p.name for p in submitted.iterdir()) == ["nobody", "s1_setuid", "s3_hardlink", "s4_names",
+                                                          "s5_after_them", "s7_now"]
     assert os.stat(submitted / "s1_setuid" / ASSIGNMENT / "tool").st_mode & 0o7022 == 0
     assert not (submitted / "s3_hardlink" / ASSIGNMENT / "key.ipynb").exists()
     run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
     scores = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())["score"]
               for s in ("nobody", "s1_setuid", "s3_hardlink", "s5_after_them")}
     assert scores == {"nobody": 100.0, "s1_setuid": 100.0, "s3_hardlink": 0.0, "s5_after_them": 100.0}
+    # every entry here but s7_now claims January, and was made today: the grader is told
+    tampering = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())
+                 ["extra_data"]["tampering"] for s in ("s5_after_them", "s7_now")}
+    assert tampering["s7_now"] == [] and len(tampering["s5_after_them"]) == 1
+    assert "timestamp.txt says 2026-01-10 12:00:00" in tampering["s5_after_them"][0]
+    assert "the time may have been set back" in out.stderr
 
 
 def nested(folder, depth: int, remove: bool = False) -> None:
