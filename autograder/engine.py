@@ -249,25 +249,28 @@ def _placeholder(release: str, result: Result) -> str:
     return nbformat.writes(nb)
 
 
+_MARKDOWN = {ord(c): f"&#{ord(c)};" for c in "`*_[]()!\\"}     # markdown's syntax, as HTML entities
+
+
 def _escape_md(text: str) -> str:
-    return html.escape(text).translate({ord(c): f"&#{ord(c)};" for c in "`*_[]()!\\"})
+    return html.escape(text).translate(_MARKDOWN)
 
 
 def _nbgrader_files(course: Course, student: str, assignment: str) -> tuple:
     """(submission time as ISO text or "", tampering found): timestamp.txt and
     submission_secret.txt are nbgrader's, so one that is not a regular file, or not a time, was
     put there by hand; the grader reads neither then."""
-    problems = []
+    problems, folder = [], course.path("submitted", student, assignment)
     try:
         timestamp = course.timestamp(student, assignment)
     except OSError as exc:
         timestamp = None
         problems.append(f"{exc}: lateness was not judged")
-    set_back = student_files.set_back(course.path("submitted", student, assignment))
+    set_back = student_files.set_back(folder)
     if set_back:
         problems.append(set_back)
     try:
-        _submitted_text(course.path("submitted", student, assignment) / "submission_secret.txt")
+        _submitted_text(folder / "submission_secret.txt")
     except OSError as exc:
         problems.append(f"{exc}: the feedback gets a secret of its own")
     return (timestamp.isoformat() if timestamp else ""), problems

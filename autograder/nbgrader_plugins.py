@@ -2,7 +2,6 @@
 import contextlib
 import os
 import shutil
-import stat
 import tempfile
 import zipfile
 import zlib
@@ -124,7 +123,7 @@ class SafeCollect(ExchangeCollect):
                 return "not a folder"
             collected = self.coursedir.format_path(self.coursedir.submitted_directory, student,
                                                    self.coursedir.assignment_id)
-            return self._impostor(student, os.lstat(path)) or _no_time(path, path) or _no_time(collected, collected)
+            return self._impostor(student, os.lstat(path)) or _no_time(path) or _no_time(collected)
         except OSError as exc:
             return f"it changed while it was checked ({type(exc).__name__})"
 
@@ -147,8 +146,9 @@ class SafeCollect(ExchangeCollect):
         so the checks are made again on the snapshot, which no student can change."""
         # staged in the course (a world-writable /tmp, filled by a student, failed the copies
         # of classmates whose earlier submission nbgrader had already removed)
-        os.makedirs(os.path.join(self.coursedir.root, ".attnlab"), exist_ok=True)
-        staging = tempfile.mkdtemp(prefix="collect-", dir=os.path.join(self.coursedir.root, ".attnlab"))
+        private = os.path.join(self.coursedir.root, ".attnlab")
+        os.makedirs(private, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix="collect-", dir=private)
         try:
             entry = os.path.join(staging, "entry")
             info, left_out, changed = snapshot(src, entry, 1000 * self.coursedir.max_dir_size)
@@ -177,13 +177,13 @@ class SafeCollect(ExchangeCollect):
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _no_time(folder: str, shown: str) -> str:
+def _no_time(folder: str, shown: str | None = None) -> str:
     """Why `folder`/timestamp.txt (named `shown`/timestamp.txt) stops nbgrader ('' if it does
     not: a time, or no file)."""
     try:
         submission_time(Path(folder))
     except OSError:
-        return f"{os.path.join(shown, 'timestamp.txt')} is not a submission time"
+        return f"{os.path.join(shown or folder, 'timestamp.txt')} is not a submission time"
     return ""
 
 
