@@ -5,6 +5,7 @@ setup) are restored from it, deleted ones are put back, changed points and flags
 Unlike nbgrader, every such change is reported, so that it can be shown to the instructor
 and to the student instead of being silently repaired.
 """
+import bisect
 import copy
 import json
 import re
@@ -37,10 +38,15 @@ def load(path) -> tuple:
         raise Unreadable(str(exc)) from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise Unreadable(f"not a readable notebook: {type(exc).__name__}: {str(exc)[:200]}") from None
+    if isinstance(data, dict) and data.get("nbformat") == 3:   # upgraded, as Jupyter and nbgrader do
+        try:
+            data = json.loads(json.dumps(nbformat.convert(nbformat.from_dict(data), 4)))
+        except Exception as exc:
+            raise Unreadable(f"not a valid notebook (version 3): {type(exc).__name__}") from None
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
         raise Unreadable("not a valid notebook: it has no list of cells")
-    notes = _unique_ids(cells)
+    notes = _dict_metadata(data) + _unique_ids(cells)
     try:
         text = json.dumps(data, ensure_ascii=False)
         text.encode("utf-8")      # a lone surrogate (valid JSON, "\ud800") could not be written back
@@ -50,6 +56,23 @@ def load(path) -> tuple:
     if not all(_well_formed(c) for c in nb.cells):
         raise Unreadable("not a valid notebook: its cells are malformed")
     return nb, notes
+
+
+def _dict_metadata(data: dict) -> list:
+    """Metadata that is not a dictionary, where Jupyter and nbgrader expect one, is dropped and
+    reported (the checks that follow then treat the cell as the student's own)."""
+    notes = []
+    if not isinstance(data.get("metadata", {}), dict):
+        data["metadata"] = {}
+        notes.append("the notebook's metadata was not a dictionary; it was dropped")
+    for index, cell in enumerate(data["cells"]):
+        if not isinstance(cell.get("metadata", {}), dict):
+            cell["metadata"] = {}
+            notes.append(f"the metadata of cell {index + 1} was not a dictionary; it was dropped")
+        elif not isinstance(cell["metadata"].get("nbgrader", {}), dict):
+            del cell["metadata"]["nbgrader"]
+            notes.append(f"the nbgrader metadata of cell {index + 1} was not a dictionary; it was dropped")
+    return notes
 
 
 def _well_formed(cell) -> bool:
@@ -81,6 +104,7 @@ def inspect(nb, release) -> Inspection:
     for gid in order:
         if gid not in placed:
             _put_back(kept, gid, expected, order, report)
+    kept = _in_release_order(kept, order, expected, report)
     _unique_ids(kept)
     given = {c.source for c in release.cells}
     for cell in kept:     # what a student wrote, shown to a logged-in grader by formgrader
@@ -195,6 +219,43 @@ def _put_back(cells, gid, expected, order, report) -> None:
             position = found[-1] + 1
             break
     cells.insert(position, _plain(original))
+
+
+def _in_release_order(cells, order, expected, report) -> list:
+    """The cells with nbgrader ids back in the release's order, each followed by the cells the
+    student put after it: they run in that order (a setup cell moved to the end left every cell
+    before it without its imports). Moving a locked cell is reported as tampering, moving only
+    answer cells as a note; the cells named are the fewest that explain the new order."""
+    rank = {gid: i for i, gid in enumerate(order)}
+    segments = [(-1, [])]
+    for cell in cells:
+        gid = notebooks.grade_id(cell)
+        if gid in rank:
+            segments.append((rank[gid], []))
+        segments[-1][1].append(cell)
+    ranks = [r for r, _ in segments[1:]]
+    if ranks == sorted(ranks):
+        return cells
+    moved = [order[r] for r in sorted(set(ranks) - set(_longest_increasing(ranks)))]
+    locked = any(notebooks.is_locked(expected[gid]) for gid in moved)
+    named = ", ".join(repr(g) for g in moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
+    (report.tampering if locked else report.notes).append(
+        f"cells were moved out of the release's order ({named}); the notebook was run in the release's order")
+    return [cell for _, segment in sorted(segments, key=lambda s: s[0]) for cell in segment]
+
+
+def _longest_increasing(values: list) -> list:
+    """A longest strictly increasing subsequence of `values` (patience sorting)."""
+    tails, previous, ends = [], {}, []
+    for index, value in enumerate(values):
+        at = bisect.bisect_left(tails, value)
+        previous[index] = ends[at - 1] if at else None
+        tails[at:at + 1], ends[at:at + 1] = [value], [index]
+    found, index = [], ends[-1] if ends else None
+    while index is not None:
+        found.append(values[index])
+        index = previous[index]
+    return found[::-1]
 
 
 def _unique_ids(cells) -> list:

@@ -27,6 +27,10 @@ def apply_edit(nb, edit: str) -> str:
         nb.cells.insert(nb.cells.index(test), copy.deepcopy(test))
         for cell in nb.cells:
             cell["id"] = "same"
+    if edit == "move_setup":
+        setup = next(c for c in nb.cells if notebooks.is_locked(c) and not notebooks.is_test(c) and c.cell_type == "code")
+        nb.cells.remove(setup)
+        nb.cells.append(setup)
     text = json.dumps(nb, indent=1)
     return text[: len(text) // 2] if edit == "corrupt" else text
 

@@ -1,10 +1,12 @@
 """`attnlab grade` end to end on the bundled example class: scores, statuses, every output
 file, nbgrader's own tools on the results, determinism, and parity with in-process grading."""
+import copy
 import csv
 import json
 import shutil
 import zipfile
 
+import nbformat
 import pytest
 
 from autograder import demo, labs, notebooks, secret, submission
@@ -162,3 +164,64 @@ def test_grades_csv_has_one_line_per_student_whatever_the_error_text(tmp_path):
     lines = (tmp_path / "grades.csv").read_text().splitlines()
     assert len(lines) == 3 and [line.split(",")[0] for line in lines[1:]] == ["a_attacker", "b_honest"]
     assert "unreadable: bad b_honest,graded,0 =1+1" in lines[1]
+
+
+def test_moved_cells_run_in_the_release_order():
+    """A moved cell runs where the release has it, with the student's own cells that followed it;
+    moving a locked cell is tampering, moving only answers a note."""
+    release = notebooks.read(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    ids = [notebooks.grade_id(c) for c in release.cells if notebooks.grade_id(c)]
+
+    def graded_order(inspection):
+        return [notebooks.grade_id(c) for c in inspection.notebook.cells if notebooks.grade_id(c)]
+
+    nb = copy.deepcopy(release)
+    answer = next(c for c in nb.cells if notebooks.grade_id(c) == "softmax")
+    mine = nbformat.v4.new_code_cell("helper = 1")
+    nb.cells.remove(answer)
+    nb.cells += [answer, mine]
+    moved = submission.inspect(nb, release)
+    assert graded_order(moved) == ids and not moved.tampering
+    assert moved.notes == ["cells were moved out of the release's order ('softmax'); the notebook "
+                           "was run in the release's order"]
+    cells = moved.notebook.cells
+    assert cells[[notebooks.grade_id(c) for c in cells].index("softmax") + 1].source == "helper = 1"
+
+    nb = copy.deepcopy(release)
+    nb.cells.reverse()
+    reversed_ = submission.inspect(nb, release)
+    assert graded_order(reversed_) == ids
+    assert len(reversed_.tampering) == 1 and reversed_.tampering[0].startswith("cells were moved")
+    assert submission.inspect(copy.deepcopy(release), release).notes == []
+
+
+@pytest.mark.parametrize("edit, note", [
+    (lambda d, i: d.update(metadata=[1]), "the notebook's metadata was not a dictionary; it was dropped"),
+    (lambda d, i: d["cells"][i].update(metadata=None), "the metadata of cell {} was not a dictionary; it was dropped"),
+    (lambda d, i: d["cells"][i]["metadata"].update(nbgrader="x"),
+     "the nbgrader metadata of cell {} was not a dictionary; it was dropped"),
+])
+def test_metadata_that_is_not_a_dictionary_is_dropped_and_reported(tmp_path, edit, note):
+    """The locked setup cell's metadata spoiled: the cell counts as the student's own, and the
+    setup cell is put back."""
+    release = notebooks.read(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    data = json.loads(nbformat.writes(release))
+    setup = [notebooks.grade_id(c) for c in release.cells].index("setup")
+    edit(data, setup)
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(data))
+    nb, notes = submission.load(path)
+    assert notes == [note.format(setup + 1)]
+    inspection = submission.inspect(nb, release)
+    ids = [notebooks.grade_id(c) for c in inspection.notebook.cells if notebooks.grade_id(c)]
+    assert ids == [notebooks.grade_id(c) for c in release.cells if notebooks.grade_id(c)]
+
+
+def test_a_version_3_notebook_is_upgraded(tmp_path):
+    release = notebooks.read(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    path = tmp_path / "nb.ipynb"
+    path.write_text(nbformat.writes(nbformat.convert(copy.deepcopy(release), 3)))
+    nb, notes = submission.load(path)
+    inspection = submission.inspect(nb, release)
+    assert notes == [] and inspection.tampering == []
+    assert [c.source for c in inspection.notebook.cells] == [c.source for c in release.cells]
