@@ -247,6 +247,14 @@ def test_correct_alternative_earns_full_marks(bank, mutant, salt):
     assert failed == {}
 
 
+@pytest.mark.parametrize("bank,mutant", CORRECT, ids=ids(CORRECT))
+def test_correct_alternative_earns_full_marks_whatever_the_hidden_inputs(bank, mutant):
+    """Right code that loses points on some salts only is graded by luck (a mask of -1e4 once
+    lost a point on a fifth of them)."""
+    unlucky = [salt for salt in ESCAPE_SALTS if any(lost(r) for r in graded(bank, mutant, salt).values())]
+    assert unlucky == []
+
+
 @pytest.mark.parametrize("bank", BANKS, ids=repr)
 def test_reference_earns_100_and_the_release_stub_0(bank):
     assert sum(r.score for r in bank.grade(bank.namespace()).values()) == 100

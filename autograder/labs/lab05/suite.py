@@ -253,9 +253,11 @@ def _(t):
 @check("causal_attention", "masked entries stay zero for large scores", 1)
 def _(t):
     """With scores of a few hundred, a finite mask such as -100 lets the future leak in. In the
-    second case position 0's only allowed score, its own, is -5000: a future score set to -1000
-    (or lowered by 1000) outweighs it."""
+    second case position 0's only allowed score, its own, is -5000 and its scores on the future
+    are 0 whatever the draw (the later keys are orthogonal to its own): a mask that leaves them
+    above -5000 (-100, -1000, set or added) outweighs it; -1e4 or lower does not."""
     Q, K, V = qkv(t, 6, 4, 4, scale=10.0)
+    K[1:] -= np.outer(K[1:] @ K[0], K[0]) / (K[0] @ K[0])
     t.expect_matches([causal(*qkv(t, 6, 4, 4, scale=10.0)), causal(with_score(Q, K, 0, 0, -5000.0), K, V)])
 
 
