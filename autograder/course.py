@@ -63,15 +63,24 @@ class Course:
                                   f"`nbgrader generate_assignment {assignment}` in {self.root}") from None
 
     def submitted_students(self, assignment: str) -> list:
-        """The students with a submission folder (a real folder, under a safe id)."""
-        return [s for s in self._submission_folders(assignment) if not student_files.unsafe_id(s)]
+        """The students with a submission folder that is graded (see `refused_students`)."""
+        refused = self.refused_students(assignment)
+        return [s for s in self._submission_folders(assignment) if s not in refused]
 
     def refused_students(self, assignment: str) -> dict:
         """{folder name: why} of the submission folders that are not graded: an id formgrader
-        could not show safely (it prints ids unescaped), or a link instead of a folder."""
-        return {s: student_files.unsafe_id(s) or "a link, not a folder"
-                for s in self._submission_folders(assignment, links=True)
-                if student_files.unsafe_id(s) or (self.path("submitted", s, assignment)).is_symlink()}
+        could not show safely (it prints ids unescaped), a link instead of a folder, or, with
+        nbgrader's `Autograde.create_student` off, a student the gradebook does not have (as
+        nbgrader's autograde refuses them)."""
+        known = None if self.config.get("Autograde", {}).get("create_student", True) else self._students()
+        refused = {}
+        for s in self._submission_folders(assignment, links=True):
+            if student_files.unsafe_id(s) or self.path("submitted", s, assignment).is_symlink():
+                refused[s] = student_files.unsafe_id(s) or "a link, not a folder"
+            elif known is not None and s not in known:
+                refused[s] = ("not in the gradebook, and nbgrader_config.py sets Autograde.create_student "
+                              f"to False: add the student (`nbgrader db student add {s}`) to grade it")
+        return refused
 
     def _submission_folders(self, assignment: str, links: bool = False) -> list:
         base = Path(self.dirs.format_path(self.dirs.submitted_directory, ".", "."))
@@ -80,11 +89,13 @@ class Course:
         return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir()
                       and (links or not (p.is_symlink() or (p / assignment).is_symlink())))
 
+    def _students(self) -> set:
+        with self.gradebook() as gb:
+            return {s.id for s in gb.students}
+
     def roster(self, assignment: str) -> list:
         """Students in the gradebook, and anyone who submitted."""
-        with self.gradebook() as gb:
-            known = {s.id for s in gb.students}
-        return sorted(known | set(self.submitted_students(assignment)))
+        return sorted(self._students() | set(self.submitted_students(assignment)))
 
     def timestamp(self, student: str, assignment: str):
         """nbgrader's submission time (timestamp.txt, written by `nbgrader submit`/`collect`),

@@ -56,6 +56,9 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     suite = labs.load(assignment).suite
     roster = course.roster(assignment)
     unknown = sorted(set(students or ()) - set(roster))
+    refused = course.refused_students(assignment) if unknown else {}
+    if set(unknown) & set(refused):
+        raise CourseError("; ".join(f"{s}: {refused[s]}" for s in unknown if s in refused))
     if unknown:
         raise CourseError(f"unknown student(s) {', '.join(unknown)}: not in the gradebook and nothing in "
                           f"{course.path('submitted', '<student>', assignment)}")

@@ -153,6 +153,10 @@ def test_late_penalty_from_nbgrader_configuration(course, tmp_path):
     grade(late, "--force", "--student", "ada")
     assert (grades(late)["ada"]["score"], grades(late)["ada"]["late"]) == ("100", "")
     assert exported(late)["ada"]["score"] == "100.0" and result(late, "ada")["score"] == 100
+    (submit(late, "cy", nbformat.writes(resubmitted)).parent / "timestamp.txt").unlink()   # placed by hand:
+    assert "graded 1 submission(s)" in grade(late).stderr              # lateness is not judged, nor
+    assert (grades(late)["cy"]["score"], grades(late)["cy"]["late"]) == ("100", "")    # taken from the
+    assert exported(late)["cy"]["late_submission_penalty"] == "0.0"                     # earlier work
 
 
 def test_a_grade_that_cannot_be_recorded_is_an_error(tmp_path):
@@ -434,3 +438,25 @@ def test_a_regrade_of_the_same_work_keeps_what_a_grader_decided(tmp_path):
         cell = next(g for g in nb.grades if g.name == "test_layer_norm")
         assert (cell.manual_score, cell.needs_manual_grade, nb.flagged) == (10, False, False)
     assert "to review" not in grades(path)["eli"]["needs_attention"]
+
+
+def test_students_the_gradebook_lacks_are_refused_when_create_student_is_off(tmp_path):
+    """With nbgrader's `Autograde.create_student = False`, nbgrader's autograde refuses a student
+    who is not in the gradebook; so does attnlab, instead of adding them back (a student an
+    instructor removed reappeared in `nbgrader export`)."""
+    path = copy_course(tmp_path / "closed")
+    with open(path / "nbgrader_config.py", "a") as f:
+        f.write("\nc.Autograde.create_student = False\n")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    run_tool("nbgrader", "db", "student", "add", "ada", cwd=path)
+    submit(path, "ada", solved())
+    submit(path, "zed", solved())
+    out = grade(path)
+    assert "graded 1 submission(s)" in out.stderr
+    assert f"NOT GRADED {path / 'submitted' / 'zed' / ASSIGNMENT}: not in the gradebook, and " in out.stderr
+    assert set(grades(path)) == {"ada"} and set(exported(path)) == {"ada"}
+    with open_course(path).gradebook() as gb:
+        assert [s.id for s in gb.students] == ["ada"]
+    refused = grade(path, "--student", "zed", check=False)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "zed: not in the gradebook, and nbgrader_config.py sets Autograde.create_student" in refused.stderr
