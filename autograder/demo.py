@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import engine, examples, feedback, report
-from .course import open_course, scripts_on_path
+from .course import CourseError, open_course, scripts_on_path
 from .sandbox import Limits
 
 ASSIGNMENT = "lab05_transformers"
@@ -14,7 +14,10 @@ ASSIGNMENT = "lab05_transformers"
 
 def new_course(repo: Path, dest: Path, assignment: str = ASSIGNMENT) -> Path:
     """A course directory with this repository's labs and `assignment` released."""
-    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CourseError(f"cannot make the course folder {dest}: {exc.strerror}") from None
     shutil.copy(repo / "nbgrader_config.py", dest)
     for name in ("source", "assignments", "solutions"):
         shutil.copytree(repo / name, dest / name, dirs_exist_ok=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nbgrader.plugins import LateSubmissionPlugin
 
-from . import grading, results, sandbox, secret
+from . import grading, results, sandbox, secret, submission
 from .config import AttnLab
 from .course import CourseError
 
@@ -77,8 +77,12 @@ def build(course, assignment: str, out: Path, limits: sandbox.Limits | None = No
                          "submission_seconds": limits.submission_seconds, "memory_bytes": limits.memory_bytes},
               "details": settings.gradescope_details,
               "late_penalty_method": _penalty_method(course.config)}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(out, "wb")
+    except OSError as exc:
+        raise CourseError(f"cannot write the bundle {out}: {exc.strerror}") from None
+    with handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as z:
         _add_text(z, "setup.sh", SETUP)
         _add_text(z, "run_autograder", RUN)
         z.writestr("config.json", json.dumps(config, indent=1))
@@ -140,9 +144,11 @@ def run(root: Path) -> results.Result:
         result, _ = slot.grade("submission", path, _salt(root, config["assignment"], path))
     finally:
         slot.worker.close()
-    metadata = root / "submission_metadata.json"
-    if metadata.is_file():
-        result.recorded = lateness(result, json.loads(metadata.read_text()), config.get("late_penalty_method", "none"))
+    metadata = _metadata(root)
+    if metadata is not None:
+        result.recorded = lateness(result, metadata, config.get("late_penalty_method", "none"))
+    elif (root / "submission_metadata.json").exists():
+        result.notes.append("Gradescope's submission_metadata.json could not be read: lateness was not judged")
     out = root / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(for_gradescope(result, config.get("details", "visible")), indent=1,
@@ -153,11 +159,8 @@ def run(root: Path) -> results.Result:
 def _salt(root: Path, assignment: str, notebook: Path) -> bytes:
     """The hidden inputs' salt: the bundle's secret, the student (Gradescope's user ids) and the
     notebook, as `attnlab grade` salts them."""
-    metadata = root / "submission_metadata.json"
-    try:
-        users = json.loads(metadata.read_text()).get("users", []) if metadata.is_file() else []
-    except (ValueError, AttributeError):
-        users = []
+    users = (_metadata(root) or {}).get("users")
+    users = users if isinstance(users, list) else []
     student = ",".join(sorted(str(u.get("id", u.get("email", ""))) for u in users if isinstance(u, dict)))
     key = bytes.fromhex((root / "source" / "secret").read_text().strip())
     return secret.submission_salt(key, assignment, student, notebook)
@@ -173,6 +176,15 @@ def _penalty_method(config) -> str:
                           "which the Gradescope bundle cannot run; use LateSubmissionPlugin.penalty_method "
                           "or Gradescope's own late policy")
     return LateSubmissionPlugin(config=config).penalty_method
+
+
+def _metadata(root: Path) -> dict | None:
+    """Gradescope's submission_metadata.json (None: missing, or not a JSON object)."""
+    try:
+        data = json.loads((root / "submission_metadata.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def lateness(result: results.Result, metadata: dict, method: str) -> dict:
@@ -234,6 +246,7 @@ DETAILS_WORDS = {"visible": "below", "after_due_date": "shown after the due date
 
 
 def _find_notebook(folder: Path, name: str) -> Path:
-    """The expected notebook, or the only notebook uploaded under another name."""
-    others = sorted(folder.rglob("*.ipynb"))
-    return folder / name if (folder / name).exists() or len(others) != 1 else others[0]
+    """The expected notebook, or the only notebook uploaded under another name (in a folder of
+    the upload too; checkpoints and macOS's archive files are not the student's notebooks)."""
+    others = submission.notebooks_in(folder)
+    return folder / name if (folder / name).exists() or len(others) != 1 else folder / others[0]

@@ -53,7 +53,7 @@ class Slot:
         start = time.monotonic()
         try:
             if not path.exists():
-                found = sorted(p.name for p in path.parent.glob("*.ipynb"))
+                found = [str(p) for p in submission.notebooks_in(path.parent)]
                 raise submission.Unreadable(f"expected {path.name} in the submission; found {found or 'no notebook'}")
             nb, id_notes = submission.load(path)   # duplicated cell ids count as tampering
             inspection = submission.inspect(nb, self.release)

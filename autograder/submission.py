@@ -10,6 +10,7 @@ import copy
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import nbformat
 
@@ -28,6 +29,13 @@ class Inspection:
     cells: list                           # sources the worker runs, in order
     tampering: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+
+
+def notebooks_in(folder) -> list:
+    """The notebooks under `folder`, as paths relative to it, leaving out what editors and
+    archivers add beside a student's work (.ipynb_checkpoints/, macOS's __MACOSX/ and ._ files)."""
+    return sorted(p.relative_to(folder) for p in Path(folder).rglob("*.ipynb")
+                  if not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(folder).parts))
 
 
 def load(path) -> tuple:

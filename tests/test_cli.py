@@ -70,3 +70,15 @@ def test_grading_leaves_nothing_in_the_temporary_directory(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     graded = json.loads((course / "autograded" / "tmp-b" / ASSIGNMENT / "results.json").read_text())
     assert graded["extra_data"]["status"] == "graded" and list(tmp.iterdir()) == []
+
+
+def test_an_output_path_that_cannot_be_written_is_one_line(course, tmp_path):
+    """A folder given as the bundle's file, or a file as the demo's folder."""
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("")
+    one_line_error(run_tool("attnlab", "gradescope", ASSIGNMENT, "-o", str(tmp_path / "folder"), cwd=course,
+                            check=False), "cannot write the bundle", "Is a directory")
+    for where, words in ((tmp_path / "file", "File exists"), (tmp_path / "file" / "sub", "Not a directory")):
+        out = run_tool("attnlab", "demo", "--dir", str(where), cwd=ROOT, check=False)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+        assert "cannot make the course folder" in out.stderr and words in out.stderr

@@ -157,3 +157,24 @@ def test_hidden_inputs_are_salted_per_gradescope_user(autograder_root, tmp_path)
         salts.append(gradescope._salt(autograder_root, ASSIGNMENT, notebook))
     (autograder_root / "submission_metadata.json").unlink()
     assert salts[0] != salts[1] and salts[0] == salts[2]
+
+
+def test_an_upload_with_checkpoints_and_macos_files_is_graded(autograder_root):
+    """Jupyter's checkpoints and the files macOS adds to an archive are not the student's notebooks
+    (the upload was refused as holding two); a metadata file that is not JSON leaves lateness
+    unjudged, and says so, instead of stopping the autograder."""
+    submission = autograder_root / "submission"
+    shutil.rmtree(submission, ignore_errors=True)
+    text = __import__("nbformat").writes(examples.fill(RELEASE, SOLVED))
+    for name in ("Lab05 (1).ipynb", ".ipynb_checkpoints/Lab05 (1)-checkpoint.ipynb", "__MACOSX/._Lab05 (1).ipynb"):
+        (submission / name).parent.mkdir(parents=True, exist_ok=True)
+        (submission / name).write_text(text)
+    (autograder_root / "submission_metadata.json").write_text("{not json")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(autograder_root), "ATTNLAB_SANDBOX": "bwrap"}
+    try:
+        subprocess.run([str(autograder_root / "run_autograder")], env=env, check=True, timeout=300, capture_output=True)
+    finally:
+        (autograder_root / "submission_metadata.json").unlink()
+    result = json.loads((autograder_root / "results" / "results.json").read_text())
+    assert result["score"] == 100.0
+    assert "submission_metadata.json could not be read: lateness was not judged" in result["output"]
