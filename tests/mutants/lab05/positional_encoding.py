@@ -98,6 +98,16 @@ WRONG = [
 ]
 
 CORRECT = [
+    correct(PART, "float32_table", '''
+        def positional_encoding(max_len: int, d_model: int) -> np.ndarray:
+            pos = np.arange(max_len, dtype=np.float32)[:, None]
+            i = np.arange(0, d_model, 2, dtype=np.float32)
+            angles = pos * np.exp(-np.log(np.float32(10000)) * i / d_model)
+            PE = np.zeros((max_len, d_model), dtype=np.float32)
+            PE[:, 0::2] = np.sin(angles)
+            PE[:, 1::2] = np.cos(angles)
+            return PE
+    '''),
     correct(PART, "exp_log_div_term", '''
         def positional_encoding(max_len: int, d_model: int) -> np.ndarray:
             position = np.arange(max_len)[:, np.newaxis]
