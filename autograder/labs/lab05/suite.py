@@ -413,13 +413,14 @@ def _table_problem(t, got, expected, max_len: int) -> str:
 
 @check("positional_encoding", "matches the reference on a small table", 3)
 def _(t):
-    """max_len = 10, d = 8: every frequency and phase."""
+    """max_len = 10, d = 8: every frequency and phase (a float32 table to float32's precision)."""
     _expect_table(t, 10, 8)
 
 
 @check("positional_encoding", "matches the reference on a long, wide table", 2)
 def _(t):
-    """max_len = 128, d = 64: the slow frequencies only show in the high columns."""
+    """max_len = 128, d = 64: the slow frequencies only show in the high columns (a float32 table
+    to float32's precision)."""
     _expect_table(t, 128, 64)
 
 
