@@ -195,6 +195,17 @@ def test_wrong_mutant_loses_points_whatever_the_hidden_inputs(bank, mutant):
     assert escaped == [], f"{mutant.name} earns full marks on these hidden inputs"
 
 
+@pytest.mark.parametrize("name", ["attends_before_appending", "new_token_twice"])
+def test_a_mistake_about_the_new_token_fails_the_same_checks_for_every_student(name):
+    """The cache-step cases give the new token a weight the checks can see, whatever the draw
+    (with a weight of 1e-10 on some salts, these mistakes passed some of the checks there)."""
+    bank = next(b for b in BANKS if b.assignment.startswith("lab07"))
+    mutant = next(m for m in bank.wrong if m.name == name)
+    failed = {tuple(c.title for c in graded(bank, mutant, b"s%d" % i)[mutant.part].checks if c.status != "passed")
+              for i in range(30)}
+    assert len(failed) == 1, failed
+
+
 @pytest.mark.parametrize("salt", SALTS, ids=lambda s: s.decode() or "unsalted")
 @pytest.mark.parametrize("bank,mutant", WRONG, ids=ids(WRONG))
 def test_wrong_mutant_is_never_misdiagnosed(bank, mutant, salt):
@@ -394,6 +405,17 @@ def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
 
 @pytest.mark.parametrize("lab,mutant,failed", [
     ("lab07_rope_generation", "one_decision_per_row", ["entries are dropped independently"]),
+    ("lab07_rope_generation", "scaled_by_root", ["in training, every entry is 0 or x / (1 - p), and both occur",
+                                                 "the mean is preserved"]),
+    ("lab07_rope_generation", "training_flag_inverted", ["evaluation returns the values of x",
+                                                         "in training, every entry is 0 or x / (1 - p), and both occur",
+                                                         "the mean is preserved"]),
+    ("lab07_rope_generation", "support_and_entropy_swapped", ["one-hot rows: entropy 0, support 1",
+                                                              "uniform causal rows: support i + 1, normalised 1",
+                                                              "random causal rows of a (B, A, N, N) batch",
+                                                              "rows with exact zeros before the diagonal",
+                                                              "entropy in bits: two equal weights give 1 bit",
+                                                              "a single query (N = 1)"]),
     ("lab07_rope_generation", "natural_log", ["uniform causal rows: support i + 1, normalised 1",
                                               "random causal rows of a (B, A, N, N) batch",
                                               "rows with exact zeros before the diagonal",
@@ -408,7 +430,9 @@ def test_a_mistake_fails_only_the_checks_that_name_it(lab, mutant, failed):
     """Rows dropped together are not also 'the wrong fraction'; entropy in nats (with 2 ** H as
     the support) is not also 'the wrong divisor'; L2 in the gradient fails the decay check alone;
     windows that start one token early are not also irreproducible; a stripped final '.' is not
-    an int32 problem; a smaller default eps is not a gamma, beta or 3-D problem.
+    an int32 problem; a smaller default eps is not a gamma, beta or 3-D problem; a dropout that
+    scales wrongly or never drops does not also modify x, ignore the seed or drop whole rows; a
+    swapped entropy and support is not also a wrong normalisation.
     The other checks that see the mistake are not credited, pointing to the check to fix."""
     checks = check_results(BY_LAB[lab], mutant)
     assert [t for t, c in checks.items() if c.status == "failed"] == failed

@@ -257,7 +257,7 @@ def heads_by_reshape(X, W_Q, W_K, W_V, W_O, n_heads):
 # -------------------------------------------------------------------------- kv_attention_step
 
 def _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, q_at=None, k_at=None, rotate_cache=False,
-          store_rotated=True, scale=None, include_new=True):
+          store_rotated=True, scale=None, include_new=True, new_twice=False):
     d = x.shape[-1]
     d_k, t = d // n_heads, k_cache.shape[1]
     q, k, v = ((x @ W).reshape(n_heads, 1, d_k) for W in (W_Q, W_K, W_V))
@@ -268,6 +268,8 @@ def _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, q_at=None, k_at=None
     if rotate_cache:
         keys = np.concatenate([R.apply_rope(k_cache, np.arange(t)), k_rot], axis=1)
     used_keys, used_values = (keys, values) if include_new else (keys[:, :t], values[:, :t])
+    if new_twice:
+        used_keys, used_values = np.concatenate([keys, k_rot], axis=1), np.concatenate([values, v], axis=1)
     weights = R.softmax(q_rot @ used_keys.transpose(0, 2, 1) * (scale or 1 / math.sqrt(d_k)))
     out = (weights @ used_values).reshape(d) @ W_O
     stored = keys if store_rotated else np.concatenate([k_cache, k], axis=1)
@@ -322,6 +324,13 @@ def new_token_left_out(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, include_new=False)
 
 
+@mistake("kv_attention_step", "the new token's key and value are appended twice (once to the cache, "
+         "once more for the scores): it gets the weight of two positions",
+         fix="keys = np.concatenate([k_cache, k], axis=1) once, and the scores q @ keys.transpose(0, 2, 1)")
+def new_token_twice(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, new_twice=True)
+
+
 @mistake("kv_attention_step", "the scores are divided by sqrt(d) instead of sqrt(d_k), the width of one "
          "head",
          fix="divide the scores by math.sqrt(d // n_heads)")
@@ -338,6 +347,24 @@ def not_rescaled(x, p, rng, training=True):
     if not training or p == 0:
         return x.copy()
     return np.where(rng.random(x.shape) >= p, x, 0.0)
+
+
+@mistake("dropout", "the kept entries are divided by sqrt(1 - p): inverted dropout divides them by 1 - p, "
+         "so that the expected value stays x",
+         fix="np.where(keep, x / (1 - p), 0.0)")
+def scaled_by_root(x, p, rng, training=True):
+    if not training or p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x / math.sqrt(1 - p), 0.0)
+
+
+@mistake("dropout", "the training flag is read the wrong way round: entries are dropped at evaluation and "
+         "kept in training",
+         fix="if not training, the result is x.copy(); in training, drop each entry with probability p")
+def flag_inverted(x, p, rng, training=True):
+    if training or p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
 
 
 @mistake("dropout", "the kept entries are multiplied by 1 - p: inverted dropout divides by 1 - p during "
@@ -410,6 +437,14 @@ def _support(weights, log=np.log2, power=2.0, divide_by=None, axis=-1):
          fix="np.log2 instead of np.log")
 def in_nats(weights):
     return _support(weights, log=np.log)
+
+
+@mistake("attention_support", "the entropy and the support are returned in each other's place: return "
+         "(entropy, support, normalised)",
+         fix="return entropy, support, support / np.arange(1, N + 1)")
+def entropy_and_support_swapped(weights):
+    entropy, support, normalised = R.attention_support(weights)
+    return support, entropy, normalised
 
 
 @mistake("attention_support", "the support is e^H with H in bits: with bits, the support is 2^H",

@@ -200,9 +200,18 @@ def _(t):
 
 # -------------------------------------------------------------------------- kv_attention_step
 
+NEW_TOKEN_WEIGHT = 0.01
+
 def step_case(t, N, d, heads, position, scale=1.5):
-    """A sequence X (N, d), the weights, and the call for position `position` with a correct cache."""
-    X, weights = t.normal(N, d), C.projections(t.rng, d, scale)
+    """A sequence X (N, d), the weights, and the call for position `position` with a correct
+    cache. Drawn again (at most 200 times) until the new token's weight, in every head, is at
+    least NEW_TOKEN_WEIGHT: a mistake about its key, value or position shows whatever the draw
+    (with a weight of 1e-10, appending it twice went unseen)."""
+    for _ in range(200):
+        X, weights = t.normal(N, d), C.projections(t.rng, d, scale)
+        attention = t.suite.reference_result(C.rope_attention(X[None, :position + 1], weights, heads))[1]
+        if attention[0, :, position, position].min() >= NEW_TOKEN_WEIGHT:
+            break
     x, k_cache, v_cache = C.cached(reference.apply_rope, X, weights, heads, position)
     return X, weights, C.kv_attention_step(x, k_cache, v_cache, weights, heads)
 
@@ -302,6 +311,10 @@ def expect_independent(t, got):
     """The dropped entries of `got` (2-D) are independent decisions: not whole rows or columns,
     not the same pattern in most rows."""
     zero = got == 0
+    with t.needs_right_result():     # a mask that drops nothing (or everything) shows no pattern
+        if not zero.any() or zero.all():
+            t.fail(f"{'no' if not zero.any() else 'every'} entry of {zero.size} was dropped, so there is no "
+                   "pattern to judge: in training, drop each entry with probability p")
     if set(np.unique(zero.mean(axis=1))) <= {0.0, 1.0} or set(np.unique(zero.mean(axis=0))) <= {0.0, 1.0}:
         t.fail("whole rows or whole columns are dropped together: draw one decision per entry "
                "(a mask of the shape of x)")
@@ -309,7 +322,7 @@ def expect_independent(t, got):
         t.fail("many rows have the same pattern of dropped entries: draw a mask of the shape of x")
 
 
-@check("dropout", "entries are dropped independently", 2, tol=None)
+@check("dropout", "entries are dropped independently", 2, tol=None, needs="in training, every entry is 0 or x / (1 - p), and both occur")
 def _(t):
     """One decision per entry: not whole rows or columns, not the same pattern in every row,
     not a fixed number of entries (a one-entry x with p = 0.5 is dropped about half the time
@@ -360,14 +373,15 @@ def _(t):
                f"dropout keeps it at 2 ({why})")
 
 
-@check("dropout", "the same seed gives the same mask, another seed another", 2, tol=None)
+@check("dropout", "the same seed gives the same mask, another seed another", 2, tol=None, needs="in training, every entry is 0 or x / (1 - p), and both occur")
 def _(t):
     """All randomness comes from `rng`, so a run can be repeated."""
     x = t.normal(10, 10)
     first = dropped(t, C.dropout(x, 0.5, 21), x.shape)
     again = dropped(t, C.dropout(x, 0.5, 21), x.shape)
     other = dropped(t, C.dropout(x, 0.5, 22), x.shape)
-    expect_dropout_values(t, x, first, 0.5)
+    with t.needs_right_result():
+        expect_dropout_values(t, x, first, 0.5)
     if not np.array_equal(first, again):
         t.fail("two generators made from the same seed gave different masks: draw with the `rng` you "
                "are given, never with np.random", cause=FOREIGN_RNG)
@@ -375,7 +389,7 @@ def _(t):
         t.fail("two different seeds gave the same mask: draw with the `rng` you are given", cause=SEED_IGNORED)
 
 
-@check("dropout", "does not modify x", 1, tol=None)
+@check("dropout", "does not modify x", 1, tol=None, needs="in training, every entry is 0 or x / (1 - p), and both occur")
 def _(t):
     """`x *= mask` changes the caller's activations, which the backward pass needs."""
     x = t.normal(8, 8) + 1.0
@@ -384,7 +398,8 @@ def _(t):
     if not np.array_equal(given[0], x):
         t.fail(f"{call.describe()} modified x in place; compute into a new array instead", cause=IN_PLACE)
     t.expect_array(got, x.shape)
-    expect_dropout_values(t, x, got, 0.5)
+    with t.needs_right_result():     # leaving x alone earns nothing for code that computes nothing
+        expect_dropout_values(t, x, got, 0.5)
 
 
 # -------------------------------------------------------------------------- attention_support
@@ -437,12 +452,14 @@ def _(t):
        needs="random causal rows of a (B, A, N, N) batch")
 def _(t):
     """Query i can see i + 1 positions; dividing by N makes early queries look narrow. The
-    student's own support divided by i + 1 must be their normalised support."""
+    student's own support (or the right one, if theirs is wrong) divided by i + 1 must be their
+    normalised support."""
     call = support_case(t, 4, 7, 7, sharpness=0.5)
     with t.needs_right_result():
         got = t.student(call)
         t.expect_arrays(got, [(4, 7)] * 3)
-    if not np.allclose(got[2], got[1] / np.arange(1, 8), rtol=1e-9, atol=1e-12):
+    seen = np.arange(1, 8)
+    if not any(np.allclose(got[2], support / seen, rtol=1e-9, atol=1e-12) for support in (got[1], t.reference(call)[1])):
         t.fail(f"{call.describe()}: normalised is not support / (i + 1): query i sees i + 1 positions")
     t.credit_if_right(call, got)
 

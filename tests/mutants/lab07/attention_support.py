@@ -11,6 +11,13 @@ WRONG = [
             support = 2 ** H
             return H, support, support / np.arange(1, weights.shape[-1] + 1)
     '''),
+    wrong(PART, "support_and_entropy_swapped", "entropy_and_support_swapped", '''
+        def attention_support(weights):
+            logs = np.log2(np.where(weights > 0, weights, 1.0))
+            H = -(weights * logs).sum(axis=-1)
+            S = 2 ** H
+            return S, H, S / np.arange(1, weights.shape[-1] + 1)
+    '''),
     wrong(PART, "exp_of_bits", "exp_of_bits", '''
         def attention_support(weights):
             logs = np.log2(np.where(weights > 0, weights, 1.0))

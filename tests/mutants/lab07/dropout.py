@@ -32,6 +32,19 @@ WRONG = [
             mask = rng.random(x.shape) >= p
             return x * mask / (1 - p)
     '''),
+    wrong(PART, "training_flag_inverted", "flag_inverted", '''
+        def dropout(x, p, rng, training=True):
+            if training or p == 0:
+                return x.copy()
+            return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
+    '''),
+    wrong(PART, "scaled_by_root", "scaled_by_root", '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            keep = rng.random(x.shape) >= p
+            return x * keep / (1 - p) ** 0.5
+    '''),
     wrong(PART, "old_style_evaluation", "scaled_at_evaluation", '''
         def dropout(x, p, rng, training=True):
             if not training:

@@ -54,6 +54,10 @@ WRONG = [
     wrong(PART, "attends_before_appending", "new_token_left_out", variant(
         weights="    weights = softmax(q @ k_cache.transpose(0, 2, 1) / np.sqrt(d_k))\n",
         out="    out = (weights @ v_cache).reshape(d) @ W_O\n")),
+    wrong(PART, "new_token_twice", "new_token_twice", variant(
+        weights="    twice = np.concatenate([keys, k], axis=1)\n"
+                "    weights = softmax(q @ twice.transpose(0, 2, 1) / np.sqrt(d_k))\n",
+        out="    out = (weights @ np.concatenate([values, v], axis=1)).reshape(d) @ W_O\n")),
     wrong(PART, "sqrt_d", "step_scaled_by_model_width", variant(
         weights="    weights = softmax(q @ keys.transpose(0, 2, 1) / np.sqrt(d))\n")),
 ]
