@@ -135,7 +135,7 @@ def attention_support(weights):
     Args:
         weights: (..., N, N); row i is a distribution over the key positions 0..i (0 after i)
     Returns:
-        entropy: (..., N), H_i = -sum_j a_ij log2 a_ij, in bits, with 0 log 0 = 0
+        entropy: (..., N), H_i = -sum_j alpha_ij log2 alpha_ij, in bits, with 0 log 0 = 0
         support: (..., N), 2 ** H_i
         normalised: (..., N), support / (i + 1)
     """
