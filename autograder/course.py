@@ -64,38 +64,46 @@ class Course:
 
     def submitted_students(self, assignment: str) -> list:
         """The students with a submission folder that is graded (see `refused_students`)."""
-        refused = self.refused_students(assignment)
-        return [s for s in self._submission_folders(assignment) if s not in refused]
+        return self._sorted_out(assignment)[0]
 
     def refused_students(self, assignment: str) -> dict:
         """{folder name: why} of the submission folders that are not graded: an id formgrader
         could not show safely (it prints ids unescaped), a link instead of a folder, or, with
         nbgrader's `Autograde.create_student` off, a student the gradebook does not have (as
         nbgrader's autograde refuses them)."""
-        known = None if self.config.get("Autograde", {}).get("create_student", True) else self._students()
-        refused = {}
-        for s in self._submission_folders(assignment, links=True):
-            if student_files.unsafe_id(s) or self.path("submitted", s, assignment).is_symlink():
+        return self._sorted_out(assignment)[1]
+
+    def roster(self, assignment: str) -> list:
+        """Students in the gradebook, and anyone who submitted."""
+        known = self._students()
+        return sorted(known | set(self._sorted_out(assignment, known)[0]))
+
+    def _sorted_out(self, assignment: str, known: set | None = None) -> tuple:
+        """(the submission folders graded, {those refused: why}); `known`: the gradebook's students."""
+        strict = not self.config.get("Autograde", {}).get("create_student", True)
+        known = self._students() if strict and known is None else known
+        graded, refused = [], {}
+        for s, link in self._submission_folders(assignment):
+            if student_files.unsafe_id(s) or link:
                 refused[s] = student_files.unsafe_id(s) or "a link, not a folder"
-            elif known is not None and s not in known:
+            elif strict and s not in known:
                 refused[s] = ("not in the gradebook, and nbgrader_config.py sets Autograde.create_student "
                               f"to False: add the student (`nbgrader db student add {s}`) to grade it")
-        return refused
+            else:
+                graded.append(s)
+        return graded, refused
 
-    def _submission_folders(self, assignment: str, links: bool = False) -> list:
+    def _submission_folders(self, assignment: str) -> list:
+        """[(student folder name, whether it or its assignment folder is a link)]"""
         base = Path(self.dirs.format_path(self.dirs.submitted_directory, ".", "."))
         if not base.is_dir():
             return []
-        return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir()
-                      and (links or not (p.is_symlink() or (p / assignment).is_symlink())))
+        return sorted((p.name, p.is_symlink() or (p / assignment).is_symlink())
+                      for p in base.iterdir() if (p / assignment).is_dir())
 
     def _students(self) -> set:
         with self.gradebook() as gb:
             return {s.id for s in gb.students}
-
-    def roster(self, assignment: str) -> list:
-        """Students in the gradebook, and anyone who submitted."""
-        return sorted(self._students() | set(self.submitted_students(assignment)))
 
     def timestamp(self, student: str, assignment: str):
         """nbgrader's submission time (timestamp.txt, written by `nbgrader submit`/`collect`),
@@ -108,9 +116,11 @@ class Course:
 
 def submitted_notebook(folder: Path, notebook: str) -> Path:
     """The expected notebook in a submission `folder`, or the only notebook submitted under
-    another name (an LMS renames `lab05_transformers.ipynb` to `Lab05 Transformers (1).ipynb`)."""
-    found = sorted(folder.glob("*.ipynb"))
-    return folder / notebook if (folder / notebook).exists() or len(found) != 1 else found[0]
+    another name (an LMS renames `lab05_transformers.ipynb` to `Lab05 Transformers (1).ipynb`),
+    at the top of the folder or, if none is there, below it (an uploaded folder)."""
+    found = student_files.notebooks_in(folder)
+    only = [p for p in found if len(p.parts) == 1] or found
+    return folder / notebook if (folder / notebook).exists() or len(only) != 1 else folder / only[0]
 
 
 def graded_digest(results: Path) -> str | None:

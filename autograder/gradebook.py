@@ -131,8 +131,8 @@ class GradebookWriter:
         if submission is None:
             extra = {"timestamp": result.timestamp} if result.timestamp else {}
             submission = self.gb.add_submission(self.assignment, result.student, **extra)
-        else:   # as update_or_create_submission sets it; without a valid time lateness is not judged,
-            submission.timestamp = parse_utc(result.timestamp) if result.timestamp else None   # not the old work's
+        else:   # nbgrader keeps the earlier work's time when a resubmission has none; here lateness
+            submission.timestamp = parse_utc(result.timestamp) if result.timestamp else None   # is not judged
         nb = _notebook(submission, self.notebook)
         if nb is None:
             raise RecordingError(f"no notebook {self.notebook} in the submission")

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from nbgrader.plugins import LateSubmissionPlugin
 
-from . import grading, results, sandbox, secret, submission
+from . import grading, results, sandbox, secret
 from .config import AttnLab
-from .course import CourseError
+from .course import CourseError, submitted_notebook
 
 PACKAGE = Path(__file__).resolve().parent
 PROJECT = PACKAGE.parent
@@ -140,7 +140,7 @@ def run(root: Path) -> results.Result:
               f"user without bubblewrap (sandbox mode '{mode}').", file=sys.stderr)
     slot = _slot(root, config, mode)
     try:
-        path = _find_notebook(root / "submission", config["notebook"])
+        path = submitted_notebook(root / "submission", config["notebook"])
         result, _ = slot.grade("submission", path, _salt(root, config["assignment"], path))
     finally:
         slot.worker.close()
@@ -200,6 +200,8 @@ def lateness(result: results.Result, metadata: dict, method: str) -> dict:
                if isinstance(u, dict) and (u.get("assignment") or {}).get("due_date")]
         due = max(own) if own else _utc(metadata["assignment"]["due_date"])
     except (KeyError, TypeError, ValueError, AttributeError):
+        result.notes.append("Gradescope's submission_metadata.json gives no submission time or due date: "
+                            "lateness was not judged")
         return record
     seconds = max(0.0, (submitted - due).total_seconds())
     plugin = LateSubmissionPlugin(penalty_method=method)
@@ -243,10 +245,3 @@ def for_gradescope(result: results.Result, details: str) -> dict:
 
 DETAILS_WORDS = {"visible": "below", "after_due_date": "shown after the due date",
                  "after_published": "shown once grades are published", "hidden": "not shown"}
-
-
-def _find_notebook(folder: Path, name: str) -> Path:
-    """The expected notebook, or the only notebook uploaded under another name (in a folder of
-    the upload too; checkpoints and macOS's archive files are not the student's notebooks)."""
-    others = submission.notebooks_in(folder)
-    return folder / name if (folder / name).exists() or len(others) != 1 else folder / others[0]

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import nbformat
 
-from . import labs, notebooks, results, submission
+from . import labs, notebooks, results, student_files, submission
 from .checks import run_part
 from .messages import part_text
 from .results import Result
@@ -53,7 +53,7 @@ class Slot:
         start = time.monotonic()
         try:
             if not path.exists():
-                found = [str(p) for p in submission.notebooks_in(path.parent)]
+                found = [str(p) for p in student_files.notebooks_in(path.parent)]
                 raise submission.Unreadable(f"expected {path.name} in the submission; found {found or 'no notebook'}")
             nb, id_notes = submission.load(path)   # duplicated cell ids count as tampering
             inspection = submission.inspect(nb, self.release)

@@ -60,6 +60,13 @@ def submission_time(folder: Path):
         raise StudentFileError(f"timestamp.txt holds {text[:40]!r}, not a time") from None
 
 
+def notebooks_in(folder: Path) -> list:
+    """The notebooks under `folder`, as paths relative to it, leaving out what editors and
+    archivers add beside a student's work (.ipynb_checkpoints/, macOS's __MACOSX/ and ._ files)."""
+    return sorted(p.relative_to(folder) for p in Path(folder).rglob("*.ipynb")
+                  if not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(folder).parts))
+
+
 def digest(folder: Path) -> str:
     """What identifies a submission: the names and bytes of its regular files, and the names and
     targets of its links (not followed), whatever their modification times."""

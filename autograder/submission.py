@@ -5,12 +5,10 @@ setup) are restored from it, deleted ones are put back, changed points and flags
 Unlike nbgrader, every such change is reported, so that it can be shown to the instructor
 and to the student instead of being silently repaired.
 """
-import bisect
 import copy
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import nbformat
 
@@ -31,13 +29,6 @@ class Inspection:
     notes: list = field(default_factory=list)
 
 
-def notebooks_in(folder) -> list:
-    """The notebooks under `folder`, as paths relative to it, leaving out what editors and
-    archivers add beside a student's work (.ipynb_checkpoints/, macOS's __MACOSX/ and ._ files)."""
-    return sorted(p.relative_to(folder) for p in Path(folder).rglob("*.ipynb")
-                  if not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(folder).parts))
-
-
 def load(path) -> tuple:
     """(notebook, notes): duplicated cell ids are renamed here, deterministically, and reported."""
     try:
@@ -51,6 +42,8 @@ def load(path) -> tuple:
             data = json.loads(json.dumps(nbformat.convert(nbformat.from_dict(data), 4)))
         except Exception as exc:
             raise Unreadable(f"not a valid notebook (version 3): {type(exc).__name__}") from None
+        for cell in data.get("cells", ()):
+            cell.pop("id", None)       # nbformat drew random ones: _unique_ids gives fixed ones
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
         raise Unreadable("not a valid notebook: it has no list of cells")
@@ -74,7 +67,8 @@ def _dict_metadata(data: dict) -> list:
         data["metadata"] = {}
         notes.append("the notebook's metadata was not a dictionary; it was dropped")
     for index, cell in enumerate(data["cells"]):
-        if not isinstance(cell.get("metadata", {}), dict):
+        cell.setdefault("metadata", {})          # required by nbformat's schema, and harmless to add
+        if not isinstance(cell["metadata"], dict):
             cell["metadata"] = {}
             notes.append(f"the metadata of cell {index + 1} was not a dictionary; it was dropped")
         elif not isinstance(cell["metadata"].get("nbgrader", {}), dict):
@@ -232,8 +226,8 @@ def _put_back(cells, gid, expected, order, report) -> None:
 def _in_release_order(cells, order, expected, report) -> list:
     """The cells with nbgrader ids back in the release's order, each followed by the cells the
     student put after it: they run in that order (a setup cell moved to the end left every cell
-    before it without its imports). Moving a locked cell is reported as tampering, moving only
-    answer cells as a note; the cells named are the fewest that explain the new order."""
+    before it without its imports). Nothing is gained by moving cells, so it is a note; it names
+    the fewest cells that explain the new order, answers before locked cells when either would."""
     rank = {gid: i for i, gid in enumerate(order)}
     segments = [(-1, [])]
     for cell in cells:
@@ -244,26 +238,27 @@ def _in_release_order(cells, order, expected, report) -> list:
     ranks = [r for r, _ in segments[1:]]
     if ranks == sorted(ranks):
         return cells
-    moved = [order[r] for r in sorted(set(ranks) - set(_longest_increasing(ranks)))]
-    locked = any(notebooks.is_locked(expected[gid]) for gid in moved)
+    weights = [len(ranks) + 1 if notebooks.is_locked(expected[order[r]]) else 1 for r in ranks]
+    kept = _heaviest_increasing(ranks, weights)
+    moved = [order[r] for i, r in enumerate(ranks) if i not in kept]
     named = ", ".join(repr(g) for g in moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
-    (report.tampering if locked else report.notes).append(
-        f"cells were moved out of the release's order ({named}); the notebook was run in the release's order")
+    report.notes.append(f"cells were moved out of the release's order ({named}); the notebook was run "
+                        "in the release's order")
     return [cell for _, segment in sorted(segments, key=lambda s: s[0]) for cell in segment]
 
 
-def _longest_increasing(values: list) -> list:
-    """A longest strictly increasing subsequence of `values` (patience sorting)."""
-    tails, previous, ends = [], {}, []
-    for index, value in enumerate(values):
-        at = bisect.bisect_left(tails, value)
-        previous[index] = ends[at - 1] if at else None
-        tails[at:at + 1], ends[at:at + 1] = [value], [index]
-    found, index = [], ends[-1] if ends else None
-    while index is not None:
-        found.append(values[index])
-        index = previous[index]
-    return found[::-1]
+def _heaviest_increasing(values: list, weights: list) -> set:
+    """The positions of a strictly increasing subsequence of `values` of the largest total weight."""
+    best = []                                   # per position: (weight of the best run ending here, previous)
+    for i, value in enumerate(values):
+        before = max((j for j in range(i) if values[j] < value), key=lambda j: best[j][0], default=None)
+        best.append((weights[i] + (best[before][0] if before is not None else 0), before))
+    i = max(range(len(values)), key=lambda j: best[j][0])
+    kept = set()
+    while i is not None:
+        kept.add(i)
+        i = best[i][1]
+    return kept
 
 
 def _unique_ids(cells) -> list:

@@ -11,8 +11,11 @@ import pytest
 
 from autograder import demo, labs, notebooks, secret, submission
 from autograder.checks import run_part
+from autograder.course import submitted_notebook
 from autograder.runners import LocalRunner
 from conftest import ASSIGNMENT, ROOT, fixed_secret, run_tool
+
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 
 suite = labs.load(ASSIGNMENT).suite
 POINTS = {name: part.points for name, part in suite.parts.items()}
@@ -167,32 +170,42 @@ def test_grades_csv_has_one_line_per_student_whatever_the_error_text(tmp_path):
 
 
 def test_moved_cells_run_in_the_release_order():
-    """A moved cell runs where the release has it, with the student's own cells that followed it;
-    moving a locked cell is tampering, moving only answers a note."""
+    """A moved cell runs where the release has it, with the student's own cells that followed it.
+    Nothing is gained by moving cells: a note names the fewest cells that explain the new order,
+    the student's answers rather than locked cells when either would."""
     release = notebooks.read(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
     ids = [notebooks.grade_id(c) for c in release.cells if notebooks.grade_id(c)]
 
-    def graded_order(inspection):
-        return [notebooks.grade_id(c) for c in inspection.notebook.cells if notebooks.grade_id(c)]
+    def moved(*edits):
+        nb = copy.deepcopy(release)
+        for gid, after in edits:        # the cell `gid` dragged to just after `after` (None: the end)
+            cell = next(c for c in nb.cells if notebooks.grade_id(c) == gid)
+            nb.cells.remove(cell)
+            at = len(nb.cells) if after is None else \
+                1 + next(i for i, c in enumerate(nb.cells) if notebooks.grade_id(c) == after)
+            nb.cells.insert(at, cell)
+        inspection = submission.inspect(nb, release)
+        assert [notebooks.grade_id(c) for c in inspection.notebook.cells if notebooks.grade_id(c)] == ids
+        assert inspection.tampering == []
+        return inspection.notes
+
+    def note(*names):
+        return [f"cells were moved out of the release's order ({', '.join(map(repr, names))}); the "
+                "notebook was run in the release's order"]
+
+    assert moved(("setup", None)) == note("setup")
+    assert moved(("softmax", "test_softmax")) == note("softmax")     # not the test cell it passed
+    assert moved(("setup", "softmax")) == note("softmax")
+    assert moved() == []
 
     nb = copy.deepcopy(release)
     answer = next(c for c in nb.cells if notebooks.grade_id(c) == "softmax")
-    mine = nbformat.v4.new_code_cell("helper = 1")
     nb.cells.remove(answer)
-    nb.cells += [answer, mine]
-    moved = submission.inspect(nb, release)
-    assert graded_order(moved) == ids and not moved.tampering
-    assert moved.notes == ["cells were moved out of the release's order ('softmax'); the notebook "
-                           "was run in the release's order"]
-    cells = moved.notebook.cells
+    nb.cells += [answer, nbformat.v4.new_code_cell("helper = 1")]
+    cells = submission.inspect(nb, release).notebook.cells
     assert cells[[notebooks.grade_id(c) for c in cells].index("softmax") + 1].source == "helper = 1"
-
-    nb = copy.deepcopy(release)
     nb.cells.reverse()
-    reversed_ = submission.inspect(nb, release)
-    assert graded_order(reversed_) == ids
-    assert len(reversed_.tampering) == 1 and reversed_.tampering[0].startswith("cells were moved")
-    assert submission.inspect(copy.deepcopy(release), release).notes == []
+    assert submission.inspect(nb, release).notes[0].startswith("cells were moved")
 
 
 @pytest.mark.parametrize("edit, note", [
@@ -200,6 +213,7 @@ def test_moved_cells_run_in_the_release_order():
     (lambda d, i: d["cells"][i].update(metadata=None), "the metadata of cell {} was not a dictionary; it was dropped"),
     (lambda d, i: d["cells"][i]["metadata"].update(nbgrader="x"),
      "the nbgrader metadata of cell {} was not a dictionary; it was dropped"),
+    (lambda d, i: d["cells"][i].pop("metadata"), None),
 ])
 def test_metadata_that_is_not_a_dictionary_is_dropped_and_reported(tmp_path, edit, note):
     """The locked setup cell's metadata spoiled: the cell counts as the student's own, and the
@@ -211,7 +225,7 @@ def test_metadata_that_is_not_a_dictionary_is_dropped_and_reported(tmp_path, edi
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(data))
     nb, notes = submission.load(path)
-    assert notes == [note.format(setup + 1)]
+    assert notes == ([note.format(setup + 1)] if note else [])
     inspection = submission.inspect(nb, release)
     ids = [notebooks.grade_id(c) for c in inspection.notebook.cells if notebooks.grade_id(c)]
     assert ids == [notebooks.grade_id(c) for c in release.cells if notebooks.grade_id(c)]
@@ -225,3 +239,21 @@ def test_a_version_3_notebook_is_upgraded(tmp_path):
     inspection = submission.inspect(nb, release)
     assert notes == [] and inspection.tampering == []
     assert [c.source for c in inspection.notebook.cells] == [c.source for c in release.cells]
+    assert [c.id for c in submission.load(path)[0].cells] == [c.id for c in nb.cells]   # not drawn at random
+
+
+@pytest.mark.parametrize("files, graded", [
+    (["Lab05 (1).ipynb", "._Lab05 (1).ipynb", "__MACOSX/._Lab05 (1).ipynb", ".ipynb_checkpoints/a-checkpoint.ipynb"],
+     "Lab05 (1).ipynb"),
+    (["mine.ipynb", "scratch/other.ipynb"], "mine.ipynb"),
+    (["upload/mine.ipynb"], "upload/mine.ipynb"),
+    (["one.ipynb", "two.ipynb"], NOTEBOOK),
+    ([NOTEBOOK, "other.ipynb"], NOTEBOOK),
+])
+def test_the_notebook_of_a_submission_folder(tmp_path, files, graded):
+    """The expected notebook, or the student's only one, wherever an archiver or an editor put
+    files of its own beside it (attnlab grade and the Gradescope bundle find it alike)."""
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    assert submitted_notebook(tmp_path, NOTEBOOK) == tmp_path / graded

@@ -142,7 +142,10 @@ def test_gradescope_results_are_numbered_with_late_penalty_and_hidden_details():
     assert gradescope.for_gradescope(result, "visible")["score"] == 100 and result.late_penalty == 0
     naive = {"created_at": "2026-03-02T14:00:00", "assignment": {"due_date": "2026-03-02T12:00:00+00:00"}}
     result.recorded = gradescope.lateness(result, naive, "zero")         # no offset: UTC
-    assert result.seconds_late == 7200
+    assert result.seconds_late == 7200 and result.notes == []
+    result.recorded = gradescope.lateness(result, {"assignment": {}}, "zero")   # nothing to judge by: said
+    assert result.late_penalty == 0 and result.notes == [
+        "Gradescope's submission_metadata.json gives no submission time or due date: lateness was not judged"]
 
 
 def test_hidden_inputs_are_salted_per_gradescope_user(autograder_root, tmp_path):

@@ -202,6 +202,7 @@ def _(t):
 
 NEW_TOKEN_WEIGHT = 0.01
 
+
 def step_case(t, N, d, heads, position, scale=1.5):
     """A sequence X (N, d), the weights, and the call for position `position` with a correct
     cache. Drawn again (at most 200 times) until the new token's weight, in every head, is at
@@ -267,6 +268,8 @@ def _(t):
 
 # ------------------------------------------------------------------------------------ dropout
 
+VALUES = "in training, every entry is 0 or x / (1 - p), and both occur"    # what property checks need
+
 def dropped(t, call, shape):
     """The student's output for `call`: a float array of `shape`."""
     got = t.student(call)
@@ -297,7 +300,7 @@ def _(t):
     t.expect_match(C.dropout(t.normal(5, 3), 0.0, 3))
 
 
-@check("dropout", "in training, every entry is 0 or x / (1 - p), and both occur", 3, tol=None)
+@check("dropout", VALUES, 3, tol=None)
 def _(t):
     """Inverted dropout scales the kept entries up by 1 / (1 - p)."""
     x = t.normal(20, 30) + 3.0
@@ -322,7 +325,7 @@ def expect_independent(t, got):
         t.fail("many rows have the same pattern of dropped entries: draw a mask of the shape of x")
 
 
-@check("dropout", "entries are dropped independently", 2, tol=None, needs="in training, every entry is 0 or x / (1 - p), and both occur")
+@check("dropout", "entries are dropped independently", 2, tol=None, needs=VALUES)
 def _(t):
     """One decision per entry: not whole rows or columns, not the same pattern in every row,
     not a fixed number of entries (a one-entry x with p = 0.5 is dropped about half the time
@@ -373,7 +376,7 @@ def _(t):
                f"dropout keeps it at 2 ({why})")
 
 
-@check("dropout", "the same seed gives the same mask, another seed another", 2, tol=None, needs="in training, every entry is 0 or x / (1 - p), and both occur")
+@check("dropout", "the same seed gives the same mask, another seed another", 2, tol=None, needs=VALUES)
 def _(t):
     """All randomness comes from `rng`, so a run can be repeated."""
     x = t.normal(10, 10)
@@ -389,7 +392,7 @@ def _(t):
         t.fail("two different seeds gave the same mask: draw with the `rng` you are given", cause=SEED_IGNORED)
 
 
-@check("dropout", "does not modify x", 1, tol=None, needs="in training, every entry is 0 or x / (1 - p), and both occur")
+@check("dropout", "does not modify x", 1, tol=None, needs=VALUES)
 def _(t):
     """`x *= mask` changes the caller's activations, which the backward pass needs."""
     x = t.normal(8, 8) + 1.0
