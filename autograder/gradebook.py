@@ -27,7 +27,8 @@ class RecordingError(CourseError):
 
 
 def check_recordable(gb, assignment: str, notebook: str, parts) -> None:
-    """Refuse to grade what the gradebook cannot hold: the notebook and a test cell per part."""
+    """Refuse to grade what the gradebook cannot hold: the notebook and a test cell per part, worth
+    the part's points (a release regenerated with other points would show two maximums)."""
     fix = f"run `nbgrader generate_assignment {assignment} --force` in the course directory"
     try:
         known = gb.find_assignment(assignment)
@@ -37,9 +38,16 @@ def check_recordable(gb, assignment: str, notebook: str, parts) -> None:
     if source is None:
         raise CourseError(f"assignment {assignment!r} is in the gradebook without its notebook "
                           f"{notebook!r} (registered before it was generated?); {fix}")
-    missing = sorted(f"test_{p}" for p in parts if f"test_{p}" not in {c.name for c in source.grade_cells})
+    cells = {c.name: c for c in source.grade_cells}
+    missing = sorted(f"test_{p}" for p in parts if f"test_{p}" not in cells)
     if missing:
         raise CourseError(f"the gradebook's {notebook!r} lacks the test cells {', '.join(missing)}; {fix}")
+    changed = [f"test_{name} is worth {cells[f'test_{name}'].max_score:g} there and {part.points:g} in the "
+               "hidden tests" for name, part in parts.items() if cells[f"test_{name}"].max_score != part.points]
+    if changed:
+        raise CourseError(f"the release of {assignment} gives other points than attnlab's hidden tests "
+                          f"({'; '.join(changed)}): a part's points are the hidden tests' (autograder/labs/); "
+                          f"restore them in source/{assignment}/ and {fix}")
 
 
 @contextmanager

@@ -1,6 +1,7 @@
 """nbgrader plugins that the course configures in nbgrader_config.py."""
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 import zipfile
@@ -190,24 +191,30 @@ def _no_time(folder: str, shown: str | None = None) -> str:
 class LmsExtractor(ExtractorPlugin):
     """Unpack the LMS's own archives in downloaded/<assignment>/archive/, one level only.
 
-    The folder holds the LMS's download zips, or the download's files laid out loose. Every file
-    of the download is one student's submission, named by the LMS. An archive a student uploaded
-    stays a file (it is never opened: with loose files nothing is), and members inside folders
-    are skipped, so no name chosen by a student can become a student id or a path.
+    The folder holds the LMS's download zips, the download's files laid out loose, or both (a
+    file added by hand beside a download). A file named as the LMS names a student's file is
+    that student's: an archive a student uploaded is never opened, whatever its name ends in, so
+    no name chosen by a student becomes a student id or a path. Members inside folders are
+    skipped, and of two files with the same name the first is kept, with a warning.
     """
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
         os.makedirs(extracted_path, exist_ok=True)
+        pattern = LmsCollector(config=self.config).named_regexp
         files = [os.path.join(archive_path, n) for n in sorted(os.listdir(archive_path))]
-        files = [f for f in files if os.path.isfile(f) and not os.path.islink(f)]
-        # the LMS's download zips, or its files laid out loose: then every file is a student's,
-        # and one that happens to be a zip is never opened
-        downloads = all(zipfile.is_zipfile(f) for f in files)
-        for source in files:
-            if downloads:
+        for source in (f for f in files if os.path.isfile(f) and not os.path.islink(f)):
+            students = re.match(pattern, os.path.splitext(source)[0] + ".ipynb") if pattern else None
+            if zipfile.is_zipfile(source) and not students:
                 self._unpack(source, extracted_path)
-            else:
+            elif self._free(os.path.basename(source), source, extracted_path):
                 shutil.copyfile(source, os.path.join(extracted_path, os.path.basename(source)))
+
+    def _free(self, name: str, where: str, extracted_path: str) -> bool:
+        if os.path.exists(os.path.join(extracted_path, name)):
+            self.log.warning("Skipped %r in %s: another file of the download has that name (the first is kept)",
+                             name, where)
+            return False
+        return True
 
     def _unpack(self, archive: str, extracted_path: str) -> None:
         try:
@@ -222,6 +229,8 @@ class LmsExtractor(ExtractorPlugin):
                     continue
                 if "/" in name or "\\" in name or name.startswith(".") or any(ord(ch) < 32 for ch in name):
                     self.log.warning("Skipped %r in %s: not a top-level file of the LMS download", name, archive)
+                    continue
+                if not self._free(name, archive, extracted_path):
                     continue
                 target = os.path.join(extracted_path, name)
                 try:

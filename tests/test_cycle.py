@@ -460,3 +460,19 @@ def test_students_the_gradebook_lacks_are_refused_when_create_student_is_off(tmp
     refused = grade(path, "--student", "zed", check=False)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "zed: not in the gradebook, and nbgrader_config.py sets Autograde.create_student" in refused.stderr
+
+
+def test_a_release_with_other_points_than_the_hidden_tests_is_refused(tmp_path):
+    """A test cell's points changed in source/ and the release regenerated: the gradebook's
+    maximum would say 12 and the feedback 8, and every student would look like a tamperer."""
+    path = copy_course(tmp_path / "points")
+    source = path / "source" / ASSIGNMENT / NOTEBOOK
+    nb = nbformat.read(source, as_version=4)
+    next(c for c in nb.cells if notebooks.grade_id(c) == "test_softmax").metadata.nbgrader["points"] = 12
+    nbformat.write(nb, source)
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    submit(path, "ada", solved())
+    for command in ("grade", "feedback", "report"):
+        out = run_tool("attnlab", command, ASSIGNMENT, cwd=path, check=False)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+        assert "test_softmax is worth 12 there and 8 in the hidden tests" in out.stderr

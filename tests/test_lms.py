@@ -93,3 +93,26 @@ def test_in_a_loose_download_no_file_is_opened_as_an_archive(tmp_path):
     run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course)
     rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
     assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {"ada": ("graded", "100"), "mal": ("unreadable", "0")}
+
+
+def test_a_download_beside_loose_files_and_names_repeated_across_zips(tmp_path):
+    """A file added by hand beside the LMS's download zip: the zip is still opened (it hid every
+    student in it); a student's own zip, named as the LMS names a student's file, is not, even
+    alone; a name found in two downloads is kept once, with a warning that names it."""
+    course = copy_course(tmp_path / "mixed")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    archive = course / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "part1.zip", "w") as z:
+        z.writestr(f"lovelace_ada_1001_{ASSIGNMENT}.ipynb", solved())
+        z.writestr(f"quinn_quinn_1002_{ASSIGNMENT}.ipynb", solved())
+    with zipfile.ZipFile(archive / "part2.zip", "w") as z:
+        z.writestr(f"quinn_quinn_1002_{ASSIGNMENT}.ipynb", stub())
+    with zipfile.ZipFile(archive / f"mallory_mal_1003_{ASSIGNMENT}.zip", "w") as z:
+        z.writestr(f"x_victim_9_{ASSIGNMENT}.ipynb", solved())
+    (archive / f"zoe_LATE_zoe_1004_{ASSIGNMENT}.ipynb").write_text(solved())
+    out = run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course)
+    assert f"Skipped 'quinn_quinn_1002_{ASSIGNMENT}.ipynb' in {archive / 'part2.zip'}: another file" in out.stderr
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
+    assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {
+        "ada": ("graded", "100"), "quinn": ("graded", "100"), "zoe": ("graded", "100")}
