@@ -86,7 +86,7 @@ PARTIAL_CREDIT = [
     "  student's own results (the same call twice, one head with another) is not credited either",
     "  when those results hold NaN or infinities where the right ones are numbers: NaN equals",
     "  nothing, so such a comparison would blame the property for what is a wrong value.",
-    "- The parts that draw random numbers (`get_batch`, `sample_token`) are checked by properties",
+    "- The parts that draw random numbers (`get_batch`, `sample_token`, `dropout`) are checked by properties",
     "  that every correct use of the generator has (reproducible with a seed, only allowed",
     "  outcomes, frequencies within five standard deviations), never against the reference's draws.",
     "- Hidden inputs are drawn per check from a seed mixed with a per-student secret, so students",

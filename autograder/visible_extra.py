@@ -2,7 +2,7 @@
 helpers: cases that catch common errors before submission, and properties of the parts that
 draw random numbers.
 
-A correct `get_batch` or `sample_token` can use its generator in many ways, so no fixed output
+A correct `get_batch`, `sample_token` or `dropout` can use its generator in many ways, so no fixed output
 is right for every correct answer; what every correct answer shares is that it draws only from
 the generator it is given. The helper runs each property's calls (one seed each) twice, under
 two different global `np.random` states: the results must agree between the two runs and must
@@ -11,6 +11,7 @@ not all be the same.
 import numpy as np
 
 from .labs.lab06 import calls as lab06
+from .labs.lab07 import calls as lab07
 
 _STREAM = np.arange(60) % 7
 _STARTS = np.arange(0, 50, 5)              # ten allowed starts
@@ -40,5 +41,15 @@ PROPERTIES = {
             "with the generator `rng` you are given, never with np.random",
             "every rng seed gave the same token from ten equally likely ones: draw with the generator "
             "`rng` you are given")],
+    },
+    "lab07_rope_generation": {
+        "dropout": [(
+            "in training, the same seed gives the same mask whatever the state of np.random; other seeds, "
+            "other masks",
+            [lab07.dropout(np.ones((4, 6)), 0.5, seed) for seed in range(4)],
+            "the same rng seed gave a different result once the global np.random state changed: draw the "
+            "mask with the generator `rng` you are given, never with np.random",
+            "every rng seed gave the same result with p = 0.5 in training: drop each entry with probability "
+            "p, drawing the mask with the generator `rng` you are given")],
     },
 }

@@ -11,6 +11,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from autograder import labs
 from autograder.labs.lab06 import reference as ref06
+from autograder.labs.lab07 import reference as ref07
 from conftest import ROOT
 
 ELEMENTWISE = """
@@ -140,13 +141,35 @@ def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=Fa
 """
 
 
-@pytest.mark.parametrize("source, name, problem", [
-    (GLOBAL_RANDOM, "get_batch", "never from np.random"),
-    (FIXED_SEED, "get_batch", "every rng seed gave the same batch"),
-    (GLOBAL_SAMPLE, "sample_token", "never with np.random"),
+PLAIN_SAMPLE = """
+def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+    p = np.exp(logits - np.max(logits))
+    return int(rng.choice(len(p), p=p / p.sum()))
+"""
+
+NO_DROPOUT = """
+def dropout(x, p, rng, training=True):
+    return x.copy()
+"""
+
+
+@pytest.mark.parametrize("assignment, source, name, problem", [
+    ("lab06_training", GLOBAL_RANDOM, "get_batch", "never from np.random"),
+    ("lab06_training", FIXED_SEED, "get_batch", "every rng seed gave the same batch"),
+    ("lab06_training", GLOBAL_SAMPLE, "sample_token", "never with np.random"),
+    ("lab06_training", PLAIN_SAMPLE, "sample_token", "failed the visible check 'greedy'"),
+    ("lab07_rope_generation", NO_DROPOUT, "dropout", "every rng seed gave the same result with p = 0.5"),
 ])
-def test_randomness_that_does_not_come_from_rng_is_caught(source, name, problem):
-    assert problem in failure(helper("lab06_training").check, student(source, ref06, name))
+def test_randomness_that_does_not_come_from_rng_is_caught(assignment, source, name, problem):
+    """Also code that ignores the option a case names (a plain sampler once passed 'greedy': the
+    top token had 0.79 of the mass and both seeds drew it), and a dropout that drops nothing."""
+    reference = {"lab06_training": ref06, "lab07_rope_generation": ref07}[assignment]
+    assert problem in failure(helper(assignment).check, student(source, reference, name))
+
+
+def test_the_reference_passes_the_lab07_dropout_checks(capsys):
+    helper("lab07_rope_generation").check(ref07.dropout)
+    assert "3 visible checks passed" in capsys.readouterr().out
 
 
 def test_the_randomness_check_leaves_the_global_state_as_it_found_it():

@@ -20,7 +20,9 @@ _NAMES = ["ann", "bob", "eve"]
 _STOI = {".": 0, "a": 1, "b": 2, "e": 3, "n": 4, "o": 5, "v": 6}
 _ITOS = list(".abenov")
 _STREAM = np.array([0, 1, 4, 4, 0, 2, 5, 2, 0, 3, 6, 3, 0])     # '.ann.bob.eve.'
-_LOGITS = np.array([0.5, 2.0, -1.0])
+# The top token has probability 0.35 only, and the seeds draw another one with rng.choice, the
+# inverse CDF, multinomial and Gumbel: code that ignores greedy, top_k or top_p fails here.
+_LOGITS = np.log(np.array([0.2, 0.15, 0.35, 0.2, 0.1]))
 _DYADIC = np.log(np.array([0.25, 0.5, 1.0, 0.25, 0.25, 0.5, 0.25, 0.25, 0.25, 0.25, 0.25]))  # exact sums
 
 CASES = {
@@ -94,8 +96,8 @@ CASES = {
          C.next_token_probs(_DYADIC, top_k=3, top_p=0.5)),
     ],
     "sample_token": [
-        ("greedy", C.sample_token(_LOGITS, 0, greedy=True)),
-        ("top-k 1 leaves one choice", C.sample_token(_LOGITS, 0, top_k=1)),
+        ("greedy", C.sample_token(_LOGITS, 2, greedy=True)),
+        ("top-k 1 leaves one choice", C.sample_token(_LOGITS, 4, top_k=1)),
         ("top-p 0.3 leaves one choice", C.sample_token(_LOGITS, 5, top_p=0.3)),
     ],
     "attention_entropy": [
