@@ -167,6 +167,21 @@ def test_randomness_that_does_not_come_from_rng_is_caught(assignment, source, na
     assert problem in failure(helper(assignment).check, student(source, reference, name))
 
 
+ALWAYS_ON = """
+def dropout(x, p, rng, training=True):
+    if p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
+"""
+
+
+def test_two_mistakes_that_look_alike_on_a_visible_case_are_not_named():
+    """Dropping at evaluation too, and reading the training flag the wrong way round, give the
+    same result at evaluation: the helper names neither (it named the second for the first)."""
+    message = failure(helper("lab07_rope_generation").check, student(ALWAYS_ON, ref07, "dropout"))
+    assert "failed the visible check 'evaluation: x unchanged'" in message and "likely cause" not in message
+
+
 def test_the_reference_passes_the_lab07_dropout_checks(capsys):
     helper("lab07_rope_generation").check(ref07.dropout)
     assert "3 visible checks passed" in capsys.readouterr().out

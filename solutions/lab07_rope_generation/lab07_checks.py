@@ -357,8 +357,7 @@ def _fail(name, description, call, problem, outcome, mistakes):
     frames = _own_frames(outcome) if raised else []
     if frames:
         lines.append(f"  where:   line {frames[-1].lineno} of {frames[-1].name}: {(frames[-1].line or '').strip()}")
-    cause = next(((message, fix) for message, fix, expected in mistakes
-                  if _same_outcome(outcome, expected)), None)
+    cause = _cause(outcome, mistakes)
     if cause is None and raised and "NoneType" in str(outcome):
         cause = ("a value that is None was used as an array: an argument left at its default "
                  "None must be replaced by what the docstring says None stands for", "")
@@ -378,13 +377,26 @@ def raised(outcome) -> bool:
             and outcome[0] == "raises")
 
 
-def _same_outcome(outcome, expected) -> bool:
-    """The student's result, or exception, equals a mistake's."""
+def _cause(outcome, mistakes):
+    """(message, fix) of the mistake whose outcome the student's equals, exactly or else with
+    inf and nan alike; None if there is none, or if two that say different things look alike
+    here (the visible case cannot tell them apart: naming one would mislead half the time)."""
+    for loose in (False, True):
+        causes = {(message, fix) for message, fix, expected in mistakes if _same_outcome(outcome, expected, loose)}
+        if causes:
+            return min(causes) if len({message for message, _ in causes}) == 1 else None
+    return None
+
+
+def _same_outcome(outcome, expected, loose: bool) -> bool:
+    """The student's result, or exception, equals a mistake's (`loose`: an overflow's inf or nan alike)."""
     if isinstance(outcome, BaseException):
         return raised(expected) and expected[1:] == (type(outcome).__name__, str(outcome))
     if raised(expected):
         return False
-    return close(outcome, expected, **TOL) or close(_overflowed(outcome), _overflowed(expected), **TOL)
+    if loose:
+        return close(_overflowed(outcome), _overflowed(expected), **TOL)
+    return close(outcome, expected, **TOL)
 
 
 def _overflowed(value):
