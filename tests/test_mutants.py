@@ -473,11 +473,15 @@ def test_not_credited_points_to_a_check_that_failed(bank, mutant):
 
 
 def test_a_wrong_dtype_fails_only_the_check_that_names_it():
-    """Token ids held as floats are still the right windows: only the dtype check fails."""
+    """Token ids held as floats are still the right windows: only the dtype check fails; starts
+    drawn without replacement give too few rows when B > len(starts), and only the shape check fails."""
+    title = "returns (x, y): two integer arrays of shape (B, N), also for B > len(starts)"
     checks = check_results(BY_LAB["lab06_training"], "float_token_ids")
-    assert [t for t, c in checks.items() if c.status != "passed"] == [
-        "returns (x, y): two integer arrays of shape (B, N)"]
-    assert "has dtype float64; expected integer numbers" in checks["returns (x, y): two integer arrays of shape (B, N)"].message
+    assert [t for t, c in checks.items() if c.status != "passed"] == [title]
+    assert "has dtype float64; expected integer numbers" in checks[title].message
+    without = check_results(BY_LAB["lab06_training"], "without_replacement")   # so do too few rows
+    assert [t for t, c in without.items() if c.status != "passed"] == [title]
+    assert "x has shape (3, 6); expected (8, 6)" in without[title].message
 
 
 @pytest.mark.parametrize("bank", BANKS, ids=repr)

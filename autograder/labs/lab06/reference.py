@@ -40,7 +40,8 @@ def get_batch(stream, starts, batch_size, block_size, rng):
         batch_size, block_size: B and N
         rng: np.random.Generator, the only source of randomness
     Returns:
-        x: int array (B, N), x[b] = stream[s_b : s_b + N] for a start s_b drawn from `starts`
+        x: int array (B, N), x[b] = stream[s_b : s_b + N] for a start s_b drawn from `starts`,
+           independently for each row (a start may come up twice; B may exceed len(starts))
         y: int array (B, N), y[b] = stream[s_b + 1 : s_b + N + 1], the next token everywhere
     """
     s = rng.choice(starts, size=batch_size)                      # (B,)

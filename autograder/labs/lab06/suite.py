@@ -188,11 +188,14 @@ def at_starts(t, stream, starts, x) -> set:
     return drawn
 
 
-@check("get_batch", "returns (x, y): two integer arrays of shape (B, N)", 0.5, tol=None)
+@check("get_batch", "returns (x, y): two integer arrays of shape (B, N), also for B > len(starts)", 0.5,
+       tol=None)
 def _(t):
-    """The model embeds x, so it must hold integer ids; B rows of N tokens each."""
+    """The model embeds x, so it must hold integer ids; B rows of N tokens each, the starts drawn
+    independently for each row (drawing them without replacement leaves too few rows)."""
     stream, starts = batch_case(t)
     batch(t, C.get_batch(stream, starts, 5, BLOCK, 3), kinds="iu")
+    batch(t, C.get_batch(stream, starts[:3], 8, BLOCK, 6), kinds="iu")
 
 
 @check("get_batch", "x is a window of the stream and y the same window one token later", 1.5, tol=None)

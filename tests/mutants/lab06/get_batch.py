@@ -68,7 +68,7 @@ WRONG = [
     wrong(PART, "shuffles_the_starts", "in_place", '''
         def get_batch(stream, starts, batch_size, block_size, rng):
             rng.shuffle(starts)
-            s = starts[:batch_size]
+            s = starts[rng.integers(0, len(starts), size=batch_size)]
             window = stream[s[:, None] + np.arange(block_size + 1)]
             return window[:, :-1], window[:, 1:]
     '''),
@@ -93,6 +93,13 @@ WRONG = [
             w = stream[s[:, None] + np.arange(block_size + 1)]
             return w[:, :-1], w[:, 1:]
     '''),
+    wrong(PART, "without_replacement", None, '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            s = starts[rng.permutation(len(starts))[:batch_size]]
+            x = np.stack([stream[i:i + block_size] for i in s])
+            y = np.stack([stream[i + 1:i + 1 + block_size] for i in s])
+            return x, y
+    '''),
 ]
 
 CORRECT = [
@@ -105,13 +112,6 @@ CORRECT = [
                 s = starts[i]
                 x[b] = stream[s:s + block_size]
                 y[b] = stream[s + 1:s + block_size + 1]
-            return x, y
-    '''),
-    correct(PART, "without_replacement", '''
-        def get_batch(stream, starts, batch_size, block_size, rng):
-            s = starts[rng.permutation(len(starts))[:batch_size]]
-            x = np.stack([stream[i:i + block_size] for i in s])
-            y = np.stack([stream[i + 1:i + 1 + block_size] for i in s])
             return x, y
     '''),
     correct(PART, "sliding_windows", '''
