@@ -493,7 +493,9 @@ def _point_to_failures(part: Part, results: list) -> None:
 
 
 def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
-    """Name a catalogued mistake under every failed check it explains (see `explains`)."""
+    """Name a catalogued mistake under every failed check it explains (see `explains`), unless
+    another mistake that says something else explains it too: the inputs cannot tell them apart,
+    and naming one would be wrong for half the students who made the other."""
     failed = [(t, r) for t, r in trials if r.status == "failed" and not r.diagnosis and t.observed]
     if not failed:
         return
@@ -502,10 +504,9 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
         if all(got is None for _, got in trial.observed):
             result.diagnosis, result.fix = NO_RETURN.message, NO_RETURN.fix
             continue
-        for mistake in part.mistakes:
-            if explains(suite, mistake, trial, trials, outputs):
-                result.diagnosis, result.fix = mistake.message, mistake.fix
-                break
+        named = [m for m in part.mistakes if explains(suite, m, trial, trials, outputs)]
+        if len({m.message for m in named}) == 1:    # two that say different things: neither
+            result.diagnosis, result.fix = named[0].message, named[0].fix
 
 
 def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, outputs: dict) -> bool:

@@ -1,8 +1,8 @@
 """Known wrong versions of each Lab 05 part, with the words that explain them to a student.
 
-When a check fails, each mistake of the part runs on the check's own inputs; the first one
-that reproduces every result the student returned is named. Order matters: more specific
-mistakes come first. Composite parts use the reference for everything else, exactly as the
+When a check fails, each mistake of the part runs on the check's own inputs; a mistake that
+reproduces every result the student returned is named, unless another that says something else
+does too (then neither is: the inputs cannot tell them apart). Composite parts use the reference for everything else, exactly as the
 student's code does during grading.
 """
 import copy

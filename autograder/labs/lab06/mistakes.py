@@ -1,8 +1,9 @@
 """Known wrong versions of each Lab 06 part, with the words that explain them to a student.
 
 When a check fails, each mistake of the part runs on the check's own inputs (a seeded generator
-is rebuilt from its seed for every run); the first one that reproduces every result the student
-returned is named. Order matters: more specific mistakes come first. Mistakes of the sampling
+is rebuilt from its seed for every run); a mistake that reproduces every result the student
+returned is named, unless another that says something else does too (then neither is). Mistakes
+of the sampling
 parts draw the way most students do (rng.choice), so they are named when the student's code
 uses the generator that way too.
 """

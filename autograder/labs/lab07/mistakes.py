@@ -1,8 +1,8 @@
 """Known wrong versions of each Lab 07 part, with the words that explain them to a student.
 
-When a check fails, each mistake of the part runs on the check's own inputs; the first one that
-reproduces every result the student returned is named. Order matters: more specific mistakes
-come first. The dropout mistakes draw their mask the way most students do (one uniform number
+When a check fails, each mistake of the part runs on the check's own inputs; a mistake that
+reproduces every result the student returned is named, unless another that says something else
+does too (then neither is). The dropout mistakes draw their mask the way most students do (one uniform number
 per entry), so they are named when the student's code uses the generator that way too.
 """
 import math
