@@ -84,11 +84,12 @@ class Course:
         known = self._students() if strict and known is None else known
         graded, refused = [], {}
         for s, link in self._submission_folders(assignment):
-            if student_files.unsafe_id(s) or link:
-                refused[s] = student_files.unsafe_id(s) or "a link, not a folder"
-            elif strict and s not in known:
-                refused[s] = ("not in the gradebook, and nbgrader_config.py sets Autograde.create_student "
-                              f"to False: add the student (`nbgrader db student add {s}`) to grade it")
+            why = student_files.unsafe_id(s) or ("a link, not a folder" if link else "")
+            if not why and strict and s not in known:
+                why = ("not in the gradebook, and nbgrader_config.py sets Autograde.create_student "
+                       f"to False: add the student (`nbgrader db student add {s}`) to grade it")
+            if why:
+                refused[s] = why
             else:
                 graded.append(s)
         return graded, refused

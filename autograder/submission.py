@@ -79,7 +79,7 @@ def _dict_metadata(data: dict) -> list:
 
 def _well_formed(cell) -> bool:
     return (isinstance(cell, dict) and cell.get("cell_type") in ("code", "markdown", "raw")
-            and isinstance(cell.get("source"), str) and isinstance(cell.get("metadata", {}), dict))
+            and isinstance(cell.get("source"), str))     # metadata: made a dictionary by _dict_metadata
 
 
 def inspect(nb, release) -> Inspection:
