@@ -238,12 +238,13 @@ class Trial:
         return scale * self.rng.standard_normal(shape)
 
     def student(self, call: Call):
-        return self.student_with_inputs(call)[0]
+        return self.student_with_inputs(call, inputs=False)[0]
 
-    def student_with_inputs(self, call: Call):
-        """The student's result and the copies of the inputs it received, after the call."""
+    def student_with_inputs(self, call: Call, inputs: bool = True):
+        """The student's result and the copies of the inputs it received, after the call (sent
+        back only when asked for: [] if not `inputs`)."""
         try:
-            value, given = self.runner.run(call)
+            value, given = self.runner.run(call, inputs)
         except StudentError as exc:
             self.observed.append((call, Raised(str(exc))))
             raise CheckFailed(f"{call.describe()} {exc}", firm=True) from None

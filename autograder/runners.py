@@ -15,6 +15,7 @@ import numpy as np
 from . import sandbox
 from .checks import PartAborted, StudentError
 from .worker.invoke import describe_exception, execute
+from .worker.invoke import inputs as _inputs
 from .worker.protocol import Described, ProtocolError, decode, encode
 
 _MISSING = object()
@@ -48,22 +49,22 @@ class LocalRunner:
                 else:
                     self.namespace[n] = value
 
-    def run(self, call):
+    def run(self, call, inputs: bool = False):
         try:
             with quiet():
                 value, given = execute(call, self.namespace)
         except (Exception, SystemExit) as exc:
             raise StudentError(describe_exception(exc)) from None
         try:
-            return decode(encode(value)), given
+            return decode(encode(value)), given if inputs else []
         except ProtocolError as exc:
             raise StudentError(f"returned a value that cannot be graded: {exc}") from None
 
-    def run_many(self, calls) -> tuple:
+    def run_many(self, calls, inputs: bool = False) -> tuple:
         results = []
         for call in calls:
             try:
-                results.append(self.run(call))
+                results.append(self.run(call, inputs))
             except StudentError as exc:
                 return results, exc
         return results, None
@@ -192,22 +193,23 @@ class SandboxRunner:
         except (sandbox.Timeout, sandbox.NotebookDied, sandbox.WorkerDied, sandbox.Malformed, PartAborted):
             self._end_context()
 
-    def run(self, call):
-        results, error = self.run_many([call])
+    def run(self, call, inputs: bool = False):
+        results, error = self.run_many([call], inputs)
         if error:
             raise error
         return results[0]
 
-    def run_many(self, calls) -> tuple:
+    def run_many(self, calls, inputs: bool = False) -> tuple:
         """Independent calls, sent in one message: the worker runs them in turn and replies to
         each as it returns, and stops at the first that raises. Each call has the call limit of
-        its own. (the results until the first failure, its StudentError or None)"""
+        its own. (the results until the first failure: (value, the copies of the call's input
+        arrays after it if `inputs`, else []); its StudentError or None)"""
         calls, results = list(calls), []
-        seq = self._send_calls(calls)
+        seq = self._send_calls(calls, inputs)
         for index, call in enumerate(calls):
             message = self._reply(seq, index, call)
             try:
-                results.append(self._result(call, message))
+                results.append(self._result(call, message, inputs))
             except StudentError as exc:
                 if "error" not in message:          # the worker goes on: read its other replies
                     for later in range(index + 1, len(calls)):
@@ -215,9 +217,9 @@ class SandboxRunner:
                 return results, exc
         return results, None
 
-    def _send_calls(self, calls: list) -> int:
+    def _send_calls(self, calls: list, inputs: bool) -> int:
         try:
-            return self._send({"op": "invoke", "calls": calls})
+            return self._send({"op": "invoke", "calls": calls, "inputs": inputs})
         except (sandbox.NotebookDied, sandbox.WorkerDied):
             self._end_context()
             raise PartAborted("crashed", f"{calls[0].describe()} crashed the worker; the rest of this "
@@ -256,7 +258,7 @@ class SandboxRunner:
             raise PartAborted("crashed", f"{call.describe()} crashed the worker; the rest of this "
                                          "part was not run") from None
 
-    def _result(self, call, message: dict):
+    def _result(self, call, message: dict, inputs: bool):
         if "error" in message:
             if message.get("kind") == "memory":
                 raise PartAborted("memory", f"{call.describe()} ran out of memory (the limit is "
@@ -265,7 +267,7 @@ class SandboxRunner:
             raise StudentError(self._text(message["error"]))
         given = message.get("given")
         if "value" not in message or not isinstance(given, list) or \
-                not all(isinstance(a, np.ndarray) for a in given):
+                not all(isinstance(a, np.ndarray) for a in given) or len(given) != (len(_inputs(call)) if inputs else 0):
             raise StudentError("sent back a malformed reply")
         return message["value"], given
 

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from autograder import cli, engine, grading, labs, sandbox, secret
-from autograder.checks import PartAborted
+from autograder.checks import PartAborted, StudentError
 from autograder.course import open_course
 from autograder.runners import SandboxRunner
 from autograder.worker.invoke import Call
@@ -328,6 +328,47 @@ def test_a_batch_of_calls_is_answered_call_by_call_and_stops_at_the_first_failur
             assert aborted.value.status == "timeout"
             assert f"did not return within {limits.call_seconds:g} s" in str(aborted.value)
             assert time.monotonic() - start < 2 * limits.call_seconds + 1     # one call's limit, not four
+    finally:
+        runner.finish()
+        worker_.close()
+
+
+SCALE_CELL = """
+def scale(x):
+    x *= 2            # in place
+    return x.sum()
+"""
+
+
+def test_the_inputs_of_a_call_come_back_only_when_a_check_asks_for_them():
+    """Only the in-place checks look at the inputs after a call: other replies carry none (they
+    were 80 % of a Lab 05 submission's reply bytes), and a reply without the inputs asked for
+    is malformed."""
+    limits = Limits()
+    suite = labs.load(ASSIGNMENT).suite
+    worker_ = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, limits, sandbox.slot_uid(1))
+    worker_.start()
+    runner = SandboxRunner(worker_, suite, [SCALE_CELL], limits)
+    received, receive = [], worker_.receive
+
+    def counted(*args, **kwargs):
+        size, message = receive(*args, **kwargs)
+        received.append(size)
+        return size, message
+    worker_.receive = counted
+    x = np.ones((64, 64))
+    call = Call("scale", (x,), {}, None)
+    try:
+        with runner.part(next(iter(suite.parts)), []):
+            assert runner.run(call) == (8192.0, [])
+            assert received[-1] < 1000
+            value, given = runner.run(call, inputs=True)
+            assert value == 8192.0 and len(given) == 1 and np.array_equal(given[0], 2 * x)
+            assert received[-1] > x.nbytes
+            assert np.array_equal(x, np.ones((64, 64)))          # the caller's array is untouched
+            assert runner._result(call, {"value": 1.0, "given": []}, inputs=False) == (1.0, [])
+            with pytest.raises(StudentError, match="malformed"):
+                runner._result(call, {"value": 1.0, "given": []}, inputs=True)
     finally:
         runner.finish()
         worker_.close()

@@ -565,11 +565,12 @@ def part(data: Channel, namespace: dict, msg: dict) -> None:
         request = decode(data.recv())
         if request["op"] != "invoke":
             return
+        inputs = request.get("inputs") is True        # the copies of its inputs, after the call
         for index, call in enumerate(request["calls"]):   # each replied to as it returns
             head = {"seq": request["seq"], "i": index}
             try:
                 value, given = execute(call, namespace)
-                data.send(encode({**head, "value": value, "given": given}, oracle.describe))
+                data.send(encode({**head, "value": value, "given": given if inputs else []}, oracle.describe))
             except ProtocolError as exc:
                 data.send(encode({**head, "error": f"returned a value that cannot be graded: {exc}"}))
                 break
