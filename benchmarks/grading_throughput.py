@@ -339,12 +339,16 @@ def report(lab: str, kinds: dict, runs: dict, walls: dict, loop_cpus: dict, star
     if per_sub > 0:
         print(f"Amdahl limit: at most {1 / per_sub:.0f} submissions/s, at most {(per_sub + rest) / per_sub:.0f}x "
               "the throughput of one worker")
+    every = {}
     for jobs, run in ((1, one), (2, two)):
         arrivals = run["arrivals"]
         if len(arrivals) > 1:
-            rate = (arrivals[-1] - arrivals[0]) / (len(arrivals) - 1)
-            print(f"--jobs {jobs}: first result after {arrivals[0]:.2f} s, then one every {rate:.3f} s "
-                  f"({1 / rate:.1f} submissions/s); last result to exit {run['wall'] - arrivals[-1]:.2f} s")
+            every[jobs] = (arrivals[-1] - arrivals[0]) / (len(arrivals) - 1)
+            print(f"--jobs {jobs}: first result after {arrivals[0]:.2f} s, then one every {every[jobs]:.3f} s "
+                  f"({1 / every[jobs]:.1f} submissions/s); last result to exit {run['wall'] - arrivals[-1]:.2f} s")
+    if len(every) == 2:
+        print(f"between the first result and the last, --jobs 2 grades {every[1] / every[2]:.2f}x as many "
+              "submissions per second as --jobs 1 (the start-up and the exit are paid once per run)")
     repeats = len(walls["attnlab grade --jobs 1"])
     medians = [statistics.median(walls[f"attnlab grade --jobs {jobs}"]) for jobs in (1, 2)]
     print(f"--jobs 1 / --jobs 2: {one['wall'] / two['wall']:.2f}x wall"
