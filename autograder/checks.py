@@ -352,7 +352,9 @@ class Trial:
         problem = mismatch(got, expected, tol.rtol, atol, names)
         if problem:
             raise CheckFailed(f"{call.describe()}: {problem} (the same inputs in float64 give the "
-                              "right result: keep the computation in the input's precision)", firm=True)
+                              "right result: in this precision the computation loses more than it needs to, "
+                              "through a cast to a lower precision or a difference of nearly equal numbers)",
+                              firm=True)
 
     def credit_if_right(self, call: Call, got) -> None:
         """NotCredited unless `got` is the reference's result for `call`."""

@@ -50,8 +50,8 @@ WRONG = {   # the student's pair -> the message of each check (None: passed)
         "not credited"]),
     "a wrong first item, right sums": (lambda x: (x, x.sum(axis=-1)), [None, None, "pair(array(3, 5)): doubled: "]),
     "half precision for float32 inputs": (half_for_float32, [
-        None, None, "(the same inputs in float64 give the right result: keep the computation in the "
-                    "input's precision)"]),
+        None, None, "(the same inputs in float64 give the right result: in this precision the computation "
+                    "loses more than it needs to, through a cast to a lower precision"]),
 }
 
 

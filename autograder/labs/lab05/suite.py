@@ -89,8 +89,10 @@ def _(t):
 
 @check("softmax", "stable for logits near +1000", 1.5)
 def _(t):
-    """np.exp(1000) overflows; a stable softmax subtracts the row maximum first."""
-    t.expect_match(C.softmax(t.normal(4, 5) + 1000.0))
+    """np.exp(1000) overflows; a stable softmax subtracts the row maximum first, whatever the
+    number of axes: a matrix, a single vector and a 3-D array."""
+    t.expect_matches([C.softmax(t.normal(4, 5) + 1000.0), C.softmax(t.normal(7) + 1000.0),
+                      C.softmax(t.normal(2, 3, 4) + 1000.0)])
 
 
 @check("softmax", "stable when rows have very different offsets and spreads", 1)
@@ -476,8 +478,9 @@ def _(t):
 
 @check("layer_norm", "eps = 0.1 is used inside the square root", 1.5)
 def _(t):
-    """With a large eps, sqrt(var + eps) and sqrt(var) + eps differ clearly."""
-    t.expect_match(C.layer_norm(t.normal(4, 6, scale=0.3), *ln_params(t, 6), eps=0.1))
+    """With a large eps, sqrt(var + eps) and sqrt(var) + eps differ clearly. gamma is ones and
+    beta zeros: a mistake with gamma or beta fails the checks that name them, not this one."""
+    t.expect_match(C.layer_norm(t.normal(4, 6, scale=0.3), np.ones(6), np.zeros(6), eps=0.1))
 
 
 @check("layer_norm", "rows with a small variance (default eps)", 1)
@@ -488,8 +491,9 @@ def _(t):
 
 @check("layer_norm", "works over the last axis of a 3-D array", 1)
 def _(t):
-    """(batch, N, d) inputs normalise each d-vector."""
-    t.expect_match(C.layer_norm(t.normal(2, 3, 6, scale=100.0), *ln_params(t, 6)))
+    """(batch, N, d) inputs normalise each d-vector (gamma ones and beta zeros: their own checks
+    judge them)."""
+    t.expect_match(C.layer_norm(t.normal(2, 3, 6, scale=100.0), np.ones(6), np.zeros(6)))
 
 
 @check("layer_norm", "accepts float32 inputs", 1, tol=FLOAT32,

@@ -939,15 +939,6 @@ def nucleus_exclusive(logits, temperature=1.0, top_k=None, top_p=None):
                   nucleus=_sorted_cut(lambda total, _, q: (total < q) | (np.arange(len(total)) == 0)))
 
 
-@mistake("next_token_probs", "a running total exactly equal to p does not stop top-p, so one more "
-         "token is kept: 'total >= p' includes equality, and the token where the total reaches p "
-         "is the last one kept",
-         fix="compare with >= (np.searchsorted(cumsum, top_p, side='left')), not >")
-def nucleus_past_equality(logits, temperature=1.0, top_k=None, top_p=None):
-    return _probs(logits, temperature, top_k, top_p, nucleus=_sorted_cut(
-        lambda total, _, q: np.arange(len(total)) <= np.searchsorted(total, q, side="right")))
-
-
 @mistake("next_token_probs", "when top_p is below the largest probability no token is kept: the most "
          "likely token is always kept")
 def nucleus_can_be_empty(logits, temperature=1.0, top_k=None, top_p=None):
@@ -986,6 +977,13 @@ def top_k_least_likely(logits, temperature=1.0, top_k=None, top_p=None):
 def top_k_strict(logits, temperature=1.0, top_k=None, top_p=None):
     return _probs(logits, temperature, top_k, top_p,
                   top_k_rule=lambda p, k: np.flatnonzero(p > np.sort(p)[-k]))
+
+
+@mistake("next_token_probs", "the tokens top-p keeps are not renormalised after the cut (those of top-k "
+         "are): divide them by their sum again so that they sum to 1")
+def top_p_not_renormalised(logits, temperature=1.0, top_k=None, top_p=None):
+    before_top_p = R.next_token_probs(logits, temperature, top_k)
+    return np.where(R.next_token_probs(logits, temperature, top_k, top_p) > 0, before_top_p, 0.0)
 
 
 @mistake("next_token_probs", "the kept probabilities are not renormalised: divide them by their sum "

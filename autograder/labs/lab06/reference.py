@@ -307,8 +307,9 @@ def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
         top_p: then keep the smallest set of the most likely remaining tokens whose total
                probability is >= top_p, measured on the renormalised top-k distribution, and
                renormalise again (None: all). If the running total reaches exactly top_p at a
-               token, that token is kept and the later ones are dropped. At least one token is
-               always kept.
+               token, that token is kept and the later ones are dropped (a softmax rounded
+               another way can leave that total a hair below top_p and keep one token more:
+               the tests accept both). At least one token is always kept.
     Returns:
         probs: (V,), non-negative, sums to 1, zero outside the kept tokens
     """

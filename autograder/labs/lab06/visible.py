@@ -23,7 +23,7 @@ _STREAM = np.array([0, 1, 4, 4, 0, 2, 5, 2, 0, 3, 6, 3, 0])     # '.ann.bob.eve.
 # The top token has probability 0.35 only, and the seeds draw another one with rng.choice, the
 # inverse CDF, multinomial and Gumbel: code that ignores greedy, top_k or top_p fails here.
 _LOGITS = np.log(np.array([0.2, 0.15, 0.35, 0.2, 0.1]))
-_DYADIC = np.log(np.array([0.25, 0.5, 1.0, 0.25, 0.25, 0.5, 0.25, 0.25, 0.25, 0.25, 0.25]))  # exact sums
+_DYADIC = np.log(np.array([0.25, 0.5, 1.0, 0.25, 0.25, 0.5, 0.25, 0.25, 0.25, 0.25, 0.25]))  # sums far from p
 
 CASES = {
     "build_vocab": [
@@ -90,10 +90,10 @@ CASES = {
         ("temperature 0.5", C.next_token_probs(np.array([1.0, 0.0, -1.0]), temperature=0.5)),
         ("top-p 0.7 keeps the token that passes 0.7", C.next_token_probs(
             np.log(np.array([0.15, 0.5, 0.05, 0.3])), top_p=0.7)),
-        ("top-p 0.25 is reached exactly at the first token: the later ones are dropped",
-         C.next_token_probs(_DYADIC, top_p=0.25)),
-        ("top-k 3, renormalised to (0.5, 0.25, 0.25), then top-p 0.5: one token",
-         C.next_token_probs(_DYADIC, top_k=3, top_p=0.5)),
+        ("top-p 0.45 on (1/4, 1/8, 1/8, 1/16, ...): the total passes 0.45 at the third token",
+         C.next_token_probs(_DYADIC, top_p=0.45)),
+        ("top-k 2, renormalised to (4/7, 3/7), then top-p 0.5: one token",
+         C.next_token_probs(np.log(np.array([0.1, 0.4, 0.2, 0.3])), top_k=2, top_p=0.5)),
     ],
     "sample_token": [
         ("greedy", C.sample_token(_LOGITS, 2, greedy=True)),

@@ -4,6 +4,15 @@ from . import correct, wrong
 PART = "layer_norm"
 
 WRONG = [
+    wrong(PART, "gamma_before_normalising", None, '''
+        def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+            if gamma is not None:
+                x = x * gamma                # scaled before the statistics are taken
+            mu = x.mean(axis=-1, keepdims=True)
+            var = x.var(axis=-1, keepdims=True)
+            out = (x - mu) / np.sqrt(var + eps)
+            return out + beta if beta is not None else out
+    '''),
     wrong(PART, "beta_dropped_without_gamma", "beta_only_with_gamma", '''
         def layer_norm(x, gamma=None, beta=None, eps=1e-5):
             mu = x.mean(axis=-1, keepdims=True)

@@ -4,6 +4,13 @@ from . import correct, wrong
 PART = "softmax"
 
 WRONG = [
+    wrong(PART, "stable_for_matrices_only", None, '''
+        def softmax(z):
+            if z.ndim == 2:                  # the max is subtracted for matrices only
+                z = z - z.max(axis=-1, keepdims=True)
+            e = np.exp(z)
+            return e / e.sum(axis=-1, keepdims=True)
+    '''),
     wrong(PART, "reductions_lose_their_axis", "keepdims_forgotten_softmax", '''
         def softmax(z: np.ndarray) -> np.ndarray:
             shifted = z - np.max(z, axis=-1)

@@ -13,6 +13,14 @@ def adamw(body: str) -> str:
 
 
 WRONG = [
+    wrong(PART, "no_decay_for_vectors", None, adamw('''
+            b1, b2 = betas
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g ** 2
+            m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+            decay = weight_decay if p.ndim >= 2 else 0.0      # biases and gains are not decayed
+            return p - lr * decay * p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+    ''')),
     wrong(PART, "decay_after_the_step", "decay_after_step", adamw('''
             b1, b2 = betas
             m = b1 * m + (1 - b1) * g

@@ -4,6 +4,14 @@ from . import correct, wrong
 PART = "get_batch"
 
 WRONG = [
+    wrong(PART, "y_padded_with_a_dot", None, '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            s = rng.choice(starts, size=batch_size)
+            x = stream[s[:, None] + np.arange(block_size)]
+            y = np.zeros_like(x)
+            y[:, :-1] = x[:, 1:]           # the last target is a '.': not rolled, padded
+            return x, y
+    '''),
     wrong(PART, "targets_not_shifted", "no_shift", '''
         def get_batch(stream, starts, batch_size, block_size, rng):
             s = rng.choice(starts, size=batch_size)

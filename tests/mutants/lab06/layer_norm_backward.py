@@ -113,6 +113,17 @@ WRONG = [
 ]
 
 CORRECT = [
+    correct(PART, "one_pass_variance", '''
+        def layer_norm_backward(dy, x, gamma, eps=1e-5):
+            d = x.shape[-1]
+            mu = x.mean(-1, keepdims=True)
+            var = (x * x).mean(-1, keepdims=True) - mu * mu     # E[x²] - μ²: fine unless |μ| >> σ
+            inv = 1.0 / np.sqrt(var + eps)
+            xhat = (x - mu) * inv
+            g = dy * gamma
+            dx = inv * (g - g.mean(-1, keepdims=True) - xhat * (g * xhat).mean(-1, keepdims=True))
+            return dx, (dy * xhat).reshape(-1, d).sum(0), dy.reshape(-1, d).sum(0)
+    '''),
     correct(PART, "sums_over_C", '''
         def layer_norm_backward(dy, x, gamma, eps=1e-5):
             C = x.shape[-1]

@@ -4,21 +4,20 @@ from . import correct, wrong
 PART = "next_token_probs"
 
 WRONG = [
-    wrong(PART, "shifted_removal_mask", "nucleus_past_equality", '''
+    wrong(PART, "top_p_cut_not_renormalised", "top_p_not_renormalised", '''
         def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
-            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(logits / temperature - np.max(logits / temperature))
+            probs = probs / probs.sum()
+            order = np.argsort(-probs, kind="stable")
             if top_k is not None:
-                z = np.where(z < np.sort(z)[-top_k], -np.inf, z)
-            probs = np.exp(z - z.max())
-            probs /= probs.sum()
+                order = order[:max(int(top_k), 1)]
+            kept = probs[order] / probs[order].sum()
             if top_p is not None:
-                order = np.argsort(-probs)
-                remove = np.cumsum(probs[order]) > top_p
-                remove[1:] = remove[:-1].copy()          # keep the token that crosses p
-                remove[0] = False
-                probs[order[remove]] = 0.0
-                probs /= probs.sum()
-            return probs
+                n = int(np.searchsorted(np.cumsum(kept), top_p)) + 1
+                order, kept = order[:n], kept[:n]
+            out = np.zeros_like(probs)
+            out[order] = kept
+            return out
     '''),
     wrong(PART, "stops_before_reaching_p", "nucleus_exclusive", '''
         def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
@@ -31,22 +30,6 @@ WRONG = [
             kept = probs[order] / probs[order].sum()
             if top_p is not None:
                 n = max(1, int(np.sum(np.cumsum(kept) < top_p)))     # stop once the total reaches p
-                order, kept = order[:n], kept[:n]
-            out = np.zeros_like(probs)
-            out[order] = kept
-            return out / out.sum()
-    '''),
-    wrong(PART, "one_more_at_equality", "nucleus_past_equality", '''
-        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
-            z = np.asarray(logits, dtype=float) / temperature
-            probs = np.exp(z - z.max())
-            probs /= probs.sum()
-            order = np.argsort(-probs, kind="stable")
-            if top_k is not None:
-                order = order[:top_k]
-            kept = probs[order] / probs[order].sum()
-            if top_p is not None:
-                n = int(np.sum(np.cumsum(kept) <= top_p)) + 1           # until the total passes p
                 order, kept = order[:n], kept[:n]
             out = np.zeros_like(probs)
             out[order] = kept
@@ -252,6 +235,75 @@ WRONG = [
 ]
 
 CORRECT = [
+    correct(PART, "softmax_by_logaddexp", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = logits / temperature
+            p = np.exp(z - np.logaddexp.reduce(z))       # a total of 1/4 comes out a hair off
+            order = np.argsort(-p, kind="stable")
+            if top_k is not None:
+                order = order[:top_k]
+            kp = p[order] / p[order].sum()
+            if top_p is not None:
+                hit = np.nonzero(np.cumsum(kp) >= top_p)[0]
+                n = hit[0] + 1 if len(hit) else len(kp)
+                order, kp = order[:n], kp[:n] / kp[:n].sum()
+            out = np.zeros_like(p)
+            out[order] = kp
+            return out
+    '''),
+    correct(PART, "renormalised_in_log_space", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            logp = z - np.logaddexp.reduce(z)
+            if top_k is not None:
+                kth = np.sort(logp)[::-1][top_k - 1]
+                logp = np.where(logp >= kth, logp, -np.inf)
+                logp = logp - np.logaddexp.reduce(logp)
+            p = np.exp(logp)
+            if top_p is not None:
+                order = np.argsort(-p, kind="stable")
+                reached = np.flatnonzero(np.cumsum(p[order]) >= top_p)
+                n = reached[0] + 1 if reached.size else len(p)
+                keep = np.zeros(len(p), bool)
+                keep[order[:n]] = True
+                p = np.where(keep, p, 0.0)
+                p /= p.sum()
+            return p
+    '''),
+    # At a running total equal to p, `> p` keeps one token more: rounding does the same to a
+    # correct `>= p` whose softmax is written with a log-sum-exp, so both are accepted there.
+    correct(PART, "shifted_removal_mask", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            if top_k is not None:
+                z = np.where(z < np.sort(z)[-top_k], -np.inf, z)
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            if top_p is not None:
+                order = np.argsort(-probs)
+                remove = np.cumsum(probs[order]) > top_p
+                remove[1:] = remove[:-1].copy()          # keep the token that crosses p
+                remove[0] = False
+                probs[order[remove]] = 0.0
+                probs /= probs.sum()
+            return probs
+    '''),
+    correct(PART, "one_more_at_equality", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = np.asarray(logits, dtype=float) / temperature
+            probs = np.exp(z - z.max())
+            probs /= probs.sum()
+            order = np.argsort(-probs, kind="stable")
+            if top_k is not None:
+                order = order[:top_k]
+            kept = probs[order] / probs[order].sum()
+            if top_p is not None:
+                n = int(np.sum(np.cumsum(kept) <= top_p)) + 1           # until the total passes p
+                order, kept = order[:n], kept[:n]
+            out = np.zeros_like(probs)
+            out[order] = kept
+            return out / out.sum()
+    '''),
     correct(PART, "filter_logits_then_renormalise", '''
         def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
             def softmax1(z):
