@@ -3,7 +3,7 @@ part: the failure each one gives on a wrong result, and full marks on a right on
 import numpy as np
 import pytest
 
-from autograder.checks import FLOAT32, Suite, run_part
+from autograder.checks import FLOAT32, FLOAT64, Suite, run_part
 from autograder.compare import mismatch
 from autograder.runners import LocalRunner
 from autograder.worker.invoke import Call
@@ -92,3 +92,19 @@ def test_a_check_credited_on_a_right_result_must_name_the_check_to_fix():
 def test_a_difference_beyond_six_digits_is_shown_with_the_digits_that_differ():
     message = mismatch(np.array([0.1340690, 2.0]), np.array([0.1340693, 2.0]), 1e-6, 1e-8)
     assert "got 0.134069, expected 0.1340693" in message, message
+
+
+def test_a_result_computed_in_float32_is_named_so_and_only_then():
+    """At float64 tolerance, a result whose every value is a float32 number was computed or
+    rounded in float32 (float64 results almost never are): the message says so. Not for a
+    float64 result that is merely off, nor at float32 tolerance, nor when the expected values
+    are float32 numbers themselves."""
+    expected = np.random.default_rng(0).standard_normal((3, 4))
+    single = mismatch(expected.astype(np.float32).astype(float), expected, FLOAT64.rtol, FLOAT64.atol)
+    assert single and single.endswith("keep float64)") and "every value is a float32 number" in single
+    assert "float32" not in mismatch(expected * (1 + 1e-7), expected, FLOAT64.rtol, FLOAT64.atol)
+    off = (expected + 0.01).astype(np.float32).astype(float)
+    assert "float32" not in mismatch(off, expected, FLOAT32.rtol, FLOAT32.atol)
+    assert "float32 number" in mismatch(off, expected, FLOAT64.rtol, FLOAT64.atol)
+    halves = np.arange(12.0).reshape(3, 4) / 2
+    assert "float32" not in mismatch(halves + 1, halves, FLOAT64.rtol, FLOAT64.atol)

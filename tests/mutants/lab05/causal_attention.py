@@ -4,6 +4,14 @@ from . import correct, wrong
 PART = "causal_attention"
 
 WRONG = [
+    wrong(PART, "causal_in_float32", None, '''
+        def causal_attention(Q, K, V):
+            Q, K, V = Q.astype(np.float32), K.astype(np.float32), V.astype(np.float32)
+            n, d_k = Q.shape
+            scores = Q @ K.T / np.sqrt(d_k) + np.triu(np.full((n, n), -np.inf, dtype=np.float32), k=1)
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
     wrong(PART, "minus_a_hundred_assigned", "finite_mask_hundred", '''
         def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> tuple:
             n = len(Q)

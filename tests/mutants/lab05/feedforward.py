@@ -4,6 +4,11 @@ from . import correct, wrong
 PART = "feedforward"
 
 WRONG = [
+    wrong(PART, "ffn_in_float32", None, '''
+        def feedforward(x, W1, b1, W2, b2):
+            x, W1, b1, W2, b2 = (a.astype(np.float32) for a in (x, W1, b1, W2, b2))
+            return np.maximum(0, x @ W1 + b1) @ W2 + b2
+    '''),
     wrong(PART, "gelu_from_gpt2", "gelu", '''
         def feedforward(x: np.ndarray, W1: np.ndarray, b1: np.ndarray,
                         W2: np.ndarray, b2: np.ndarray) -> np.ndarray:

@@ -4,6 +4,12 @@ from . import correct, wrong
 PART = "scaled_dot_product_attention"
 
 WRONG = [
+    wrong(PART, "computed_in_float32", None, '''
+        def scaled_dot_product_attention(Q, K, V):
+            Q, K, V = (a.astype(np.float32) for a in (Q, K, V))      # about 7 significant digits
+            weights = softmax(Q @ K.T / np.sqrt(Q.shape[-1]))
+            return weights @ V, weights
+    '''),
     wrong(PART, "einsum_unscaled", "no_scaling", '''
         def scaled_dot_product_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
             scores = np.einsum("id,jd->ij", Q, K)

@@ -4,6 +4,13 @@ from . import correct, wrong
 PART = "cross_entropy"
 
 WRONG = [
+    wrong(PART, "ce_in_float32", None, '''
+        def cross_entropy(logits, targets):
+            logits = logits.astype(np.float32)
+            z = logits - logits.max(axis=-1, keepdims=True)
+            logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+            return float(-np.take_along_axis(logp, targets[..., None], axis=-1).mean())
+    '''),
     wrong(PART, "max_without_keepdims", "keepdims_forgotten_ce", '''
         def cross_entropy(logits, targets):
             z = logits - logits.max(axis=-1)

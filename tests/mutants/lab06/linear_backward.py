@@ -4,6 +4,12 @@ from . import correct, wrong
 PART = "linear_backward"
 
 WRONG = [
+    wrong(PART, "linear_in_float32", None, '''
+        def linear_backward(dy, x, W):
+            dy, x, W = dy.astype(np.float32), x.astype(np.float32), W.astype(np.float32)
+            x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
+            return (dy2 @ W.T).reshape(x.shape), x2.T @ dy2, dy2.sum(axis=0)
+    '''),
     wrong(PART, "batch_axes_not_flattened", "batched_not_flattened", '''
         def linear_backward(dy, x, W):
             dx = dy @ W.T

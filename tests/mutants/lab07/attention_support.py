@@ -4,6 +4,14 @@ from . import correct, wrong
 PART = "attention_support"
 
 WRONG = [
+    wrong(PART, "support_in_float32", None, '''
+        def attention_support(weights):
+            w = weights.astype(np.float32)
+            safe = np.where(w > 0, w, 1.0)
+            entropy = -(w * np.log2(safe)).sum(axis=-1)
+            support = 2.0 ** entropy
+            return entropy, support, support / np.arange(1, w.shape[-1] + 1)
+    '''),
     wrong(PART, "natural_log", "in_nats", '''
         def attention_support(weights):
             logs = np.log(np.where(weights > 0, weights, 1.0))

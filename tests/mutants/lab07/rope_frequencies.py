@@ -34,6 +34,11 @@ WRONG = [
 ]
 
 CORRECT = [
+    # float64 is not asked for: a float32 table is judged to float32's precision
+    correct(PART, "float32_frequencies", '''
+        def rope_frequencies(d_k, base=10000.0):
+            return (base ** (-np.arange(0, d_k, 2) / d_k)).astype(np.float32)
+    '''),
     correct(PART, "list_comprehension", '''
         def rope_frequencies(d_k, base=10000.0):
             return np.array([base ** (-2 * m / d_k) for m in range(d_k // 2)])
