@@ -3,8 +3,8 @@
 Built from autograded/<student>/<assignment>/results.json, the roster (students without a
 submission are listed as missing) and the summary of the last `attnlab grade` run; written to
 report/<assignment>/index.html with its plots beside it. It shows the distribution of scores,
-overall and per part, the most frequent diagnosed mistakes, the submissions that need a human,
-and how long grading took.
+overall and per part, the most frequent diagnosed mistakes, the submissions that need a human
+(submission folders that are not graded too), and how long grading took.
 """
 import json
 import statistics
@@ -49,7 +49,8 @@ def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "roster": len(everyone), "statuses": _statuses(everyone),
         "scores": score_stats(scored), "parts": part_stats(scored, suite),
-        "mistakes": mistakes(everyone, suite), "humans": needs_a_human(everyone),
+        "mistakes": mistakes(everyone, suite),
+        "humans": needs_a_human(everyone) + not_graded(course.refused_students(assignment)),
         "times": time_stats(scored), "last_run": last_run(course, assignment),
     }
     data["plots"] = _plots(out_dir, data, scored)
@@ -114,6 +115,12 @@ def needs_a_human(everyone: list) -> list:
         if reasons or details:
             rows.append({"student": r.student, "status": r.status, "reasons": reasons, "details": details})
     return rows
+
+
+def not_graded(refused: dict) -> list:
+    """Submission folders `attnlab grade` refuses ({folder: why}), as rows of `needs_a_human`."""
+    return [{"student": folder, "status": "not graded", "reasons": [why], "details": []}
+            for folder, why in sorted(refused.items())]
 
 
 def time_stats(scored: list) -> dict | None:

@@ -443,7 +443,7 @@ def test_a_regrade_of_the_same_work_keeps_what_a_grader_decided(tmp_path):
 def test_students_the_gradebook_lacks_are_refused_when_create_student_is_off(tmp_path):
     """With nbgrader's `Autograde.create_student = False`, nbgrader's autograde refuses a student
     who is not in the gradebook; so does attnlab, instead of adding them back (a student an
-    instructor removed reappeared in `nbgrader export`)."""
+    instructor removed reappeared in `nbgrader export`), and the class report lists the folder."""
     path = copy_course(tmp_path / "closed")
     with open(path / "nbgrader_config.py", "a") as f:
         f.write("\nc.Autograde.create_student = False\n")
@@ -460,6 +460,10 @@ def test_students_the_gradebook_lacks_are_refused_when_create_student_is_off(tmp
     refused = grade(path, "--student", "zed", check=False)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "zed: not in the gradebook, and nbgrader_config.py sets Autograde.create_student" in refused.stderr
+    run_tool("attnlab", "report", ASSIGNMENT, cwd=path)      # the instructor sees it in the report too
+    page = (path / "report" / ASSIGNMENT / "index.html").read_text()
+    row = page[page.index('data-student="zed"'):]
+    assert 'data-status="not graded"' in row[:60] and "not in the gradebook" in row[:row.index("</tr>")]
 
 
 def test_a_release_with_other_points_than_the_hidden_tests_is_refused(tmp_path):
