@@ -4,6 +4,17 @@ from . import correct, wrong
 PART = "layer_norm_backward"
 
 WRONG = [
+    wrong(PART, "computed_in_float32", None, '''
+        def layer_norm_backward(dy, x, gamma, eps=1e-5):
+            dy, x, gamma = dy.astype(np.float32), x.astype(np.float32), gamma.astype(np.float32)
+            d = x.shape[-1]
+            mu = x.mean(-1, keepdims=True)
+            inv = 1.0 / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps)
+            xhat = (x - mu) * inv
+            g = dy * gamma
+            dx = inv * (g - g.mean(-1, keepdims=True) - xhat * (g * xhat).mean(-1, keepdims=True))
+            return dx, (dy * xhat).reshape(-1, d).sum(0), dy.reshape(-1, d).sum(0)
+    '''),
     wrong(PART, "as_if_mu_and_sigma_were_constants", "no_mean_terms", '''
         def layer_norm_backward(dy, x, gamma, eps=1e-5):
             mu = x.mean(axis=-1, keepdims=True)
