@@ -95,16 +95,18 @@ def test_a_difference_beyond_six_digits_is_shown_with_the_digits_that_differ():
 
 
 def test_a_result_computed_in_float32_is_named_so_and_only_then():
-    """At float64 tolerance, a result whose every value is a float32 number was computed or
-    rounded in float32 (float64 results almost never are): the message says so. Not for a
-    float64 result that is merely off, nor at float32 tolerance, nor when the expected values
-    are float32 numbers themselves."""
+    """At float64 tolerance, a result within float32's digits of the right one whose every value
+    is a float32 number was computed or rounded in float32 (float64 results almost never are):
+    the message says so. Not for a float64 result that is merely off, nor at float32 tolerance,
+    nor when the expected values are float32 numbers themselves, nor for a wrong result that
+    happens to hold float32 numbers (zeros, a 0/1 mask, whole numbers)."""
     expected = np.random.default_rng(0).standard_normal((3, 4))
     single = mismatch(expected.astype(np.float32).astype(float), expected, FLOAT64.rtol, FLOAT64.atol)
     assert single and single.endswith("keep float64)") and "every value is a float32 number" in single
     assert "float32" not in mismatch(expected * (1 + 1e-7), expected, FLOAT64.rtol, FLOAT64.atol)
     off = (expected + 0.01).astype(np.float32).astype(float)
     assert "float32" not in mismatch(off, expected, FLOAT32.rtol, FLOAT32.atol)
-    assert "float32 number" in mismatch(off, expected, FLOAT64.rtol, FLOAT64.atol)
+    for wrong in (off, np.zeros_like(expected), (expected > 0).astype(float), np.round(expected)):
+        assert "float32" not in mismatch(wrong, expected, FLOAT64.rtol, FLOAT64.atol)   # wrong, not rounded
     halves = np.arange(12.0).reshape(3, 4) / 2
     assert "float32" not in mismatch(halves + 1, halves, FLOAT64.rtol, FLOAT64.atol)

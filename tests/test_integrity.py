@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from autograder import examples, notebooks
@@ -485,3 +486,43 @@ def test_no_memory_group_outlives_its_run(batch):
     left = [p for parent, _ in memory_group._parents() if parent.is_dir()
             for p in parent.glob("attnlab-*") if not Path(f"/proc/{p.name.split('-')[1]}").exists()]
     assert left == []
+
+
+LATE_SHARED = r'''
+import mmap, os, signal
+_late = []
+def _map_late(signum, frame):    # runs in the notebook process whenever a part has ended
+    if not _late:
+        _late.append(mmap.mmap(-1, 4096))        # shared, and made after the cells
+signal.signal(signal.SIGCHLD, _map_late)
+def scale(x):
+    seen = bytes(_late[0][:16]).rstrip(b"\0").decode() if _late else "-"
+    if _late:
+        _late[0][:16] = str(os.getpid()).encode().ljust(16, b"\0")
+    raise ValueError(f"saw [{seen}]")
+'''
+
+
+def test_shared_memory_made_after_the_cells_is_no_channel_between_parts():
+    """The notebook process can map shared memory after its cells (a signal handler of theirs
+    runs there when a part ends): each part still makes its own copy, so what one part writes
+    there, the next does not read."""
+    from autograder import labs, sandbox
+    from autograder.runners import SandboxRunner
+    from autograder.worker.invoke import Call
+    limits = sandbox.Limits()
+    suite = labs.load(ASSIGNMENT).suite
+    worker = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, limits, sandbox.slot_uid(1))
+    worker.start()
+    runner = SandboxRunner(worker, suite, [LATE_SHARED], limits)
+    seen = []
+    try:
+        for _ in range(4):
+            with runner.part(next(iter(suite.parts)), []):
+                with pytest.raises(Exception) as raised:
+                    runner.run(Call("scale", (np.ones(3),), {}, None))
+                seen.append(str(raised.value).split("saw [", 1)[1].split("]", 1)[0])
+    finally:
+        runner.finish()
+        worker.close()
+    assert seen[0] == "-" and set(seen[1:]) == {""}, seen      # a fresh copy in every part

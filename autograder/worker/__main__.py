@@ -443,19 +443,15 @@ def _silence(limit: int) -> None:
 
 
 def notebook(data: Channel, shell, limits: dict, isolated: bool) -> None:
-    shared = None     # the cells' shared writable mappings: only cells change them
     while True:
         msg = decode(data.recv())
         op, seq = msg["op"], msg["seq"]
         if op == "cell":
-            shared = None
             data.send(encode({"seq": seq, **_run_cell(shell, msg["source"])}))
         elif op == "part":
             _reap_orphans()
             gc.freeze()   # what the cells made: the parts' collections leave those pages unwritten
-            if shared is None:
-                shared = _shared_writable()
-            status = _run_part(data, shell.user_ns, msg, limits, isolated, shared)
+            status = _run_part(data, shell.user_ns, msg, limits, isolated)
             data.send(encode({"seq": seq, "event": "part_end", "status": status}))
         elif op == "end":
             return
@@ -473,7 +469,7 @@ def _reap_orphans() -> None:
             return
 
 
-def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated: bool, shared: list):
+def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated: bool):
     """Run one part in a child. With namespaces, the child has user, mount and IPC namespaces
     and scratch mounts of its own, and once it has ended this process, PID 1 of the submission's
     PID namespace, kills everything else in that namespace: nothing the part started or wrote
@@ -485,7 +481,7 @@ def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated:
                 isolation.die_with_parent()
                 isolation.enter(_scratch_dirs(), limits["tmp_bytes"], _kept_dirs(), pid_namespace=False)
                 isolation.drop_capabilities()
-            _seal(data.sock.fileno(), shared)
+            _seal(data.sock.fileno())
             part(data, namespace, msg)
         finally:
             os._exit(0)
@@ -509,19 +505,16 @@ def _kill_the_rest() -> None:
             pass
 
 
-def _shared_writable() -> list:
-    """(start, size) of the shared writable mappings the cells left: a channel between parts
-    that no namespace closes."""
-    return [(start, end - start) for start, end, perms, _ in _mappings() if perms.endswith("s") and "w" in perms]
-
-
-def _seal(keep_fd: int, shared: list) -> None:
-    """Cut the part off what the notebook's cells left open: every other file descriptor, and
-    the `shared` writable memory, which becomes a private copy of itself."""
+def _seal(keep_fd: int) -> None:
+    """Cut the part off what the notebook left open: every other file descriptor, and shared
+    writable memory (a channel between parts that no namespace closes), which becomes a private
+    copy of itself. Read here, in the part: the notebook's own mappings can change after its cells
+    (a signal handler or a thread of theirs)."""
     os.closerange(3, keep_fd)
     os.closerange(keep_fd + 1, 1 << 16)
-    for start, size in shared:
-        _privatise(start, size)
+    for start, end, perms, _ in _mappings():
+        if perms.endswith("s") and "w" in perms:
+            _privatise(start, end - start)
 
 
 _libc.mmap.restype = ctypes.c_void_p
