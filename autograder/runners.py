@@ -14,8 +14,7 @@ import numpy as np
 
 from . import sandbox
 from .checks import PartAborted, StudentError
-from .worker.invoke import describe_exception, execute
-from .worker.invoke import inputs as _inputs
+from .worker.invoke import describe_exception, execute, inputs as _inputs
 from .worker.protocol import Described, ProtocolError, decode, encode
 
 _MISSING = object()

@@ -72,12 +72,13 @@ def _value_diff(got, expected, rtol, atol) -> str:
     shown = "; ".join("at {} got {}, expected {}".format(list(w), *_apart(got[w], expected[w])) for w in where)
     error = np.abs(got - expected)
     worst = tuple(int(i) for i in np.unravel_index(np.nanargmax(error), error.shape))
-    single = [bool(np.all(v[np.isfinite(v)].astype(np.float32) == v[np.isfinite(v)])) for v in (got, expected)]
-    single += [np.allclose(got, expected, rtol=1e-5, atol=1e-5 * np.nanmax(np.abs(expected)))]  # off by float32's digits
+    in32 = [bool(np.all(v[np.isfinite(v)].astype(np.float32) == v[np.isfinite(v)])) for v in (got, expected)]
+    rounded = rtol < np.finfo(np.float32).eps and in32 == [True, False] and \
+        np.allclose(got, expected, rtol=1e-5, atol=1e-5 * np.nanmax(np.abs(expected)))   # off by float32's digits
     return (f"{int(wrong.sum())} of {got.size} entries differ (tolerance rtol={rtol:g}, "
             f"atol={atol:g}): {shown}; largest error {error[worst]:.3g} at {list(worst)}"
             + (" (every value is a float32 number: the result is computed or rounded in float32, about 7 "
-               "significant digits; keep float64)" if rtol < np.finfo(np.float32).eps and single == [True, False, True] else ""))
+               "significant digits; keep float64)" if rounded else ""))
 
 
 def _apart(got: float, expected: float) -> tuple:
