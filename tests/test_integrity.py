@@ -257,12 +257,28 @@ def softmax(x):
     raise ValueError("fingerprint %.12f" % float(np.asarray(x, dtype=float).ravel()[0]))
 '''
 
-# Earns softmax's points if any way to signal to the sandbox beside it opens: watching, locking
-# or leasing a file both sandboxes read, evicting its pages from the page cache or asking which
-# are cached, or leaving its own core for the other slot's.
+# Earns softmax's points if any way to signal to the sandbox beside it, or to hold it up, opens:
+# watching, locking or leasing a file both sandboxes read, evicting its pages from the page cache
+# or asking which are cached, leaving its own core for the other slot's, or making network
+# devices in namespaces of its own (their removal holds a lock every part of every slot takes).
 CHANNELS = '''
+def _bridge():
+    import ctypes, fcntl, os, socket
+    child = os.fork()
+    if child == 0:
+        try:
+            if ctypes.CDLL(None).unshare(0x10000000 | 0x40000000):     # own user and network namespaces
+                os._exit(1)
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                fcntl.ioctl(s, 0x89A0, b"attnlab0".ljust(16, b"\\0"))     # SIOCBRADDBR
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    if os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]):
+        raise OSError("no bridge")
+
 def _open_channels() -> list:
-    import ctypes, fcntl, os
+    import ctypes, fcntl, os, socket
     import numpy
     libc = ctypes.CDLL(None)
     opened = ["inotify"] if libc.inotify_init1(0) >= 0 else []
@@ -275,7 +291,9 @@ def _open_channels() -> list:
                        ("dnotify", lambda: fcntl.fcntl(folder, 1026, 1)),
                        ("eviction", lambda: os.posix_fadvise(shared.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)),
                        ("residency", lambda: os.preadv(shared.fileno(), [bytearray(1)], 0, os.RWF_NOWAIT)),
-                       ("another core", lambda: os.sched_setaffinity(0, range(os.cpu_count())))):
+                       ("another core", lambda: os.sched_setaffinity(0, range(os.cpu_count()))),
+                       ("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()),
+                       ("a bridge", _bridge)):
         try:
             call()
             opened.append(name)

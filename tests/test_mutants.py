@@ -411,6 +411,10 @@ def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
     assert failed and all(c.diagnosis == bank.messages[(mutant.part, "scale_by_dk")] for c in failed)
 
 
+ROPE_VALUES = ["one row at position 1, d_k = 4", "positions 0 to N - 1, d_k = 8", "a (B, A, N, d_k) batch of heads",
+               "positions that do not start at 0, and negative ones", "another base"]
+
+
 @pytest.mark.parametrize("lab,mutant,failed", [
     ("lab07_rope_generation", "one_decision_per_row", ["entries are dropped independently"]),
     ("lab07_rope_generation", "scaled_by_root", ["in training, every entry is 0 or x / (1 - p), and both occur",
@@ -430,6 +434,10 @@ def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
                                               "entropy in bits: two equal weights give 1 bit"]),
     ("lab06_training", "l2_regularisation", ["weight decay is decoupled: θ - ηλθ, not added to the gradient"]),
     ("lab06_training", "windows_one_token_early", ["every window begins at one of `starts`"]),
+    ("lab06_training", "rows_in_pairs", ["each row draws its own start, and other seeds give other batches"]),
+    ("lab06_training", "upper_bound_minus_one", ["every start can be drawn, the first and the last too"]),
+    ("lab07_rope_generation", "angles_in_float32", ROPE_VALUES),
+    ("lab07_rope_generation", "result_stored_in_float32", ROPE_VALUES),
     ("lab06_training", "trailing_dot_stripped", ["decode(encode(s)) == s, '.' at both ends"]),
     ("lab05_transformers", "default_eps_too_small", ["rows with a small variance (default eps)"]),
     ("lab05_transformers", "gamma_before_normalising", ["non-default gamma and beta",
@@ -440,7 +448,9 @@ def test_property_checks_are_not_credited_for_a_wrong_value_and_say_why():
 def test_a_mistake_fails_only_the_checks_that_name_it(lab, mutant, failed):
     """Rows dropped together are not also 'the wrong fraction'; entropy in nats (with 2 ** H as
     the support) is not also 'the wrong divisor'; L2 in the gradient fails the decay check alone;
-    windows that start one token early are not also irreproducible; a stripped final '.' is not
+    windows that start one token early are not also irreproducible; rows that share starts are
+    not also unreachable starts, nor the reverse; a rotation rounded to float32 is not also a
+    stretch; a stripped final '.' is not
     an int32 problem; a smaller default eps is not a gamma, beta or 3-D problem; a dropout that
     scales wrongly or never drops does not also modify x, ignore the seed or drop whole rows; a
     swapped entropy and support is not also a wrong normalisation; gamma applied before the
@@ -486,14 +496,17 @@ def test_not_credited_points_to_a_check_that_failed(bank, mutant):
 
 def test_a_wrong_dtype_fails_only_the_check_that_names_it():
     """Token ids held as floats are still the right windows: only the dtype check fails; starts
-    drawn without replacement give too few rows when B > len(starts), and only the shape check fails."""
+    drawn without replacement give too few rows when B > len(starts) (the shape check) and never
+    share a start (the independence check), and only those two fail."""
     title = "returns (x, y): two integer arrays of shape (B, N), also for B > len(starts)"
     checks = check_results(BY_LAB["lab06_training"], "float_token_ids")
     assert [t for t, c in checks.items() if c.status != "passed"] == [title]
     assert "has dtype float64; expected integer numbers" in checks[title].message
     without = check_results(BY_LAB["lab06_training"], "without_replacement")   # so do too few rows
-    assert [t for t, c in without.items() if c.status != "passed"] == [title]
+    independent = "each row draws its own start, and other seeds give other batches"
+    assert [t for t, c in without.items() if c.status != "passed"] == [title, independent]
     assert "x has shape (3, 6); expected (8, 6)" in without[title].message
+    assert "the same start in 0 of 40 batches" in without[independent].message
 
 
 @pytest.mark.parametrize("bank", BANKS, ids=repr)

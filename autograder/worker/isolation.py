@@ -19,8 +19,12 @@ Python installation): watching who opens a file (inotify, dnotify), locking or l
 evicting its pages from the page cache and asking which are cached (fadvise, madvise,
 preadv2's flags such as RWF_NOWAIT, mincore, cachestat), and kernel keys make fast channels between
 submissions graded side by side; moving to another core (sched_setaffinity, or io_uring's
-worker threads) lets one slot's student code starve the other's. `restrict_syscalls()` makes
-those calls, and perf events and BPF, fail with EPERM for the zygote and everything it forks.
+worker threads) lets one slot's student code starve the other's; and network devices, which
+student code could make in namespaces of its own (netlink, or the ioctls that make bridges, VLANs
+and tunnels), are made and removed under one lock of the whole machine that every part takes
+to start (thousands of them held another slot's parts up for seconds). `restrict_syscalls()`
+makes those calls, and perf events and BPF, fail with EPERM for the zygote and everything it
+forks.
 """
 import ctypes
 import errno
@@ -122,19 +126,23 @@ def available(scratch: list, tmp_bytes: int, keep: list = ()) -> bool:
 # None: any but 0)}).
 _FCNTL = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)   # record locks (F_*LK*, F_OFD_*), leases, F_NOTIFY
 _MADVISE = (20, 21)                                 # MADV_COLD, MADV_PAGEOUT: evict file pages
+_NETLINK = (16,)                                    # AF_NETLINK: how network devices are made
+# the ioctls that make network devices: bridges (SIOC[GS]IFBR, SIOCBR*), VLANs (SIOCSIFVLAN) and
+# tunnels (SIOCDEVPRIVATE's range, SIOCADDTUNNEL among them)
+_DEVICE_IOCTLS = (0x8940, 0x8941, 0x89A0, 0x89A1, 0x89A2, 0x89A3, 0x8983, *range(0x89F0, 0x8A00))
 _SYSCALLS = {
     "x86_64": (0xC000003E, {"inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300, "flock": 73,
                             "fadvise64": 221, "mincore": 27, "cachestat": 451,
                             "sched_setaffinity": 203, "io_uring_setup": 425, "add_key": 248,
                             "request_key": 249, "keyctl": 250, "perf_event_open": 298, "bpf": 321},
                {"fcntl": (72, 1, _FCNTL), "madvise": (28, 2, _MADVISE), "preadv2": (327, 5, None),
-                "pwritev2": (328, 5, None)}),
+                "pwritev2": (328, 5, None), "socket": (41, 0, _NETLINK), "ioctl": (16, 1, _DEVICE_IOCTLS)}),
     "aarch64": (0xC00000B7, {"inotify_init1": 26, "fanotify_init": 262, "flock": 32, "fadvise64": 223,
                              "mincore": 232, "cachestat": 451,
                              "sched_setaffinity": 122, "io_uring_setup": 425, "add_key": 217,
                              "request_key": 218, "keyctl": 219, "perf_event_open": 241, "bpf": 280},
                 {"fcntl": (25, 1, _FCNTL), "madvise": (233, 2, _MADVISE), "preadv2": (286, 5, None),
-                 "pwritev2": (287, 5, None)}),
+                 "pwritev2": (287, 5, None), "socket": (198, 0, _NETLINK), "ioctl": (29, 1, _DEVICE_IOCTLS)}),
 }.get(platform.machine())
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _LD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06           # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JGE|K, BPF_RET|K

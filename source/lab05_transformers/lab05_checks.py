@@ -69,7 +69,7 @@ def mismatch(got, expected, rtol: float, atol, names=None) -> str | None:
 def _value_diff(got, expected, rtol, atol) -> str:
     wrong = ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     where = [tuple(int(i) for i in idx) for idx in np.argwhere(wrong)[:SHOWN]]
-    shown = "; ".join("at {} got {}, expected {}".format(list(w), *_apart(got[w], expected[w])) for w in where)
+    shown = "; ".join("at {} got {}, expected {}".format(list(w), *apart(got[w], expected[w])) for w in where)
     error = np.abs(got - expected)
     worst = tuple(int(i) for i in np.unravel_index(np.nanargmax(error), error.shape))
     in32 = [bool(np.all(v[np.isfinite(v)].astype(np.float32) == v[np.isfinite(v)])) for v in (got, expected)]
@@ -81,7 +81,7 @@ def _value_diff(got, expected, rtol, atol) -> str:
                "significant digits; keep float64)" if rounded else ""))
 
 
-def _apart(got: float, expected: float) -> tuple:
+def apart(got: float, expected: float) -> tuple:
     """The two numbers with enough significant digits (6 to 17) to show that they differ."""
     for digits in range(6, 18):
         shown = f"{got:.{digits}g}", f"{expected:.{digits}g}"

@@ -5,7 +5,7 @@ sees the same hidden inputs. Expected values come from the reference in float64.
 """
 import numpy as np
 
-from ...checks import FLOAT32, ROUNDING, Suite
+from ...checks import FLOAT32, ROUNDING, Suite, float32_numbers
 from ...compare import kind, mismatch
 from . import calls as C
 from . import reference
@@ -404,11 +404,12 @@ def _(t):
 
 
 def _table_problem(t, got, expected, max_len: int) -> str:
-    """The check's tolerance; a table built in float32 (NumPy's float64 is not asked for) is
-    judged to its precision: float32 keeps about 7 digits of each angle pos / 10000^(2m/d), so
-    the sines may be off by ROUNDING float32 steps of the largest angle, max_len - 1."""
+    """The check's tolerance; a table of float32 numbers (NumPy's float64 is not asked for;
+    the array may be float64) is judged to their precision: float32 keeps about 7 digits of
+    each angle pos / 10000^(2m/d), so the sines may be off by ROUNDING float32 steps of the
+    largest angle, max_len - 1."""
     tol = t.check.tol
-    single = isinstance(got, np.ndarray) and got.dtype == np.float32
+    single = float32_numbers(got)
     atol = tol.atol + (ROUNDING * float(np.finfo(np.float32).eps) * max(max_len - 1, 1) if single else 0.0)
     return mismatch(got, expected, tol.rtol, atol)
 

@@ -237,11 +237,17 @@ def _(t):
                cause=FOREIGN_RNG)
 
 
-@check("get_batch", "different seeds and different rows give different windows", 0.5, tol=None,
+PAIRS = 40     # batches of two rows from two starts: both rows begin at the same start about half the time
+
+
+@check("get_batch", "each row draws its own start, and other seeds give other batches", 0.5, tol=None,
        needs="every window begins at one of `starts`")
 def _(t):
-    """A generator with a fixed seed of its own, or one start for the whole batch, gives the same
-    windows over and over."""
+    """The starts are drawn with replacement, independently per row: from two starts, the two rows
+    of a batch share one in about PAIRS / 2 of PAIRS batches (fewer than 5 or more than 35 has
+    probability 2e-7). Drawing without replacement never repeats a start; one start for the whole
+    batch, or a generator with a fixed seed of its own, always does. Code that only ever draws
+    one of the two is judged by "every start can be drawn"."""
     stream, starts = batch_case(t)
     with t.needs_right_result():
         first, _ = batch(t, C.get_batch(stream, starts, 8, BLOCK, 1))
@@ -249,8 +255,17 @@ def _(t):
         at_starts(t, stream, starts, first)
     if np.array_equal(first, second):
         t.fail("two different seeds gave the same batch", cause=SEED_IGNORED)
-    if len({tuple(row) for row in first}) == 1:
-        t.fail("all rows of a batch are the same window: draw one start per row (size=batch_size)")
+    windows = {tuple(stream[s:s + BLOCK]): s for s in starts.tolist()}
+    two = np.array(list(windows.values())[:2])     # two starts whose windows differ
+    results = t.students(C.get_batch(stream, two, 2, BLOCK, int(seed)) for seed in t.rng.integers(2**31, size=PAIRS))
+    for got in results:
+        t.expect_arrays(got, [(2, BLOCK)] * 2, kinds="iuf")
+    shared = sum(np.array_equal(x[0], x[1]) for x, _ in results)
+    drawn = {tuple(row) for x, _ in results for row in x.tolist()}
+    if len(drawn) > 1 and not 5 <= shared <= PAIRS - 5:    # one start only: another check's business
+        t.fail(f"from 2 starts, the 2 rows of a batch began at the same start in {shared} of {PAIRS} batches "
+               f"(about {PAIRS // 2} expected): draw each row's start independently, with replacement, e.g. "
+               "rng.choice(starts, size=batch_size)")
 
 
 @check("get_batch", "every start can be drawn, the first and the last too", 0.5, tol=None,

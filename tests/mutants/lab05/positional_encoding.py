@@ -108,6 +108,16 @@ CORRECT = [
             PE[:, 1::2] = np.cos(angles)
             return PE
     '''),
+    # float32 numbers in a float64 table are judged as the float32 table is: by their precision
+    correct(PART, "float32_angles_float64_table", '''
+        def positional_encoding(max_len: int, d_model: int) -> np.ndarray:
+            pos = np.arange(max_len, dtype=np.float32)[:, None]
+            angles = pos * np.exp(-np.log(np.float32(10000)) * np.arange(0, d_model, 2, dtype=np.float32) / d_model)
+            PE = np.zeros((max_len, d_model))
+            PE[:, 0::2] = np.sin(angles)
+            PE[:, 1::2] = np.cos(angles)
+            return PE
+    '''),
     correct(PART, "exp_log_div_term", '''
         def positional_encoding(max_len: int, d_model: int) -> np.ndarray:
             position = np.arange(max_len)[:, np.newaxis]

@@ -108,6 +108,25 @@ WRONG = [
             y = np.stack([stream[i + 1:i + 1 + block_size] for i in s])
             return x, y
     '''),
+    # rows that are not independent: each row must draw its own start, with replacement
+    wrong(PART, "rows_in_pairs", None, '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            s = np.repeat(rng.choice(starts, size=(batch_size + 1) // 2), 2)[:batch_size]
+            window = stream[s[:, None] + np.arange(block_size + 1)]
+            return window[:, :-1], window[:, 1:]
+    '''),
+    wrong(PART, "permutation_cycled", None, '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            s = starts[np.resize(rng.permutation(len(starts)), batch_size)]
+            window = stream[s[:, None] + np.arange(block_size + 1)]
+            return window[:, :-1], window[:, 1:]
+    '''),
+    wrong(PART, "replace_only_when_needed", None, '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            s = rng.choice(starts, size=batch_size, replace=batch_size > len(starts))
+            window = stream[s[:, None] + np.arange(block_size + 1)]
+            return window[:, :-1], window[:, 1:]
+    '''),
 ]
 
 CORRECT = [

@@ -76,6 +76,11 @@ WRONG = [
     wrong(PART, "float64_result", None, variant(
         cos="    cos = np.cos(angles)\n", sin="    sin = np.sin(angles)\n").replace(
         "out = np.zeros_like(x)", "out = np.zeros(x.shape)")),
+    # rounded to float32 where float64 was given: the values are off, the rotation is still one
+    wrong(PART, "angles_in_float32", None, variant(
+        angles="    angles = np.outer(positions, theta).astype(np.float32)\n")),
+    wrong(PART, "result_stored_in_float32", None, variant().replace(
+        "out = np.zeros_like(x)", "out = np.zeros(x.shape, dtype=np.float32)")),
 ]
 
 CORRECT = [

@@ -39,6 +39,10 @@ CORRECT = [
         def rope_frequencies(d_k, base=10000.0):
             return (base ** (-np.arange(0, d_k, 2) / d_k)).astype(np.float32)
     '''),
+    correct(PART, "float32_stored_as_float64", '''
+        def rope_frequencies(d_k, base=10000.0):
+            return (base ** (-np.arange(0, d_k, 2, dtype=np.float32) / d_k)).astype(np.float64)
+    '''),
     correct(PART, "list_comprehension", '''
         def rope_frequencies(d_k, base=10000.0):
             return np.array([base ** (-2 * m / d_k) for m in range(d_k // 2)])
