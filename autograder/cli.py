@@ -123,12 +123,18 @@ def main(argv=None) -> int:
     except (CourseError, sandbox.SandboxUnavailable, labs.UnknownAssignment) as exc:
         print(f"attnlab: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("attnlab: interrupted; what was recorded stands: run the command again for the rest", file=sys.stderr)
+        return 130
+    except OSError as exc:     # a folder it writes to is a file, read-only, full, ...
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"attnlab: cannot use{where}: {exc.strerror or exc}; what was recorded stands: fix this and run "
+              "the command again", file=sys.stderr)
+        return 2
     except Exception as exc:
         if not _database_error(exc):
             raise
-        print(f"attnlab: the gradebook cannot be used ({str(getattr(exc, 'orig', exc)).splitlines()[0][:200]}): "
-              "another program (formgrader, an nbgrader command) may be writing to it; run the command "
-              "again when it is done", file=sys.stderr)
+        print(f"attnlab: {_database_problem(exc)}", file=sys.stderr)
         return 2
     finally:
         gc.freeze()    # the interpreter's last collection of nbgrader's heap took 0.3 s at exit
@@ -138,6 +144,16 @@ def _database_error(exc: Exception) -> bool:
     """An error of the gradebook's database (locked by another writer, unreadable)."""
     errors = sys.modules.get("sqlalchemy.exc")
     return errors is not None and isinstance(exc, errors.DatabaseError)
+
+
+def _database_problem(exc: Exception) -> str:
+    """What the instructor can do about a database error: wait for another writer, or repair
+    the file."""
+    reason = str(getattr(exc, "orig", exc)).splitlines()[0][:200]
+    if any(word in reason.lower() for word in ("locked", "busy")):
+        return (f"the gradebook cannot be used ({reason}): another program (formgrader, an nbgrader "
+                "command, another attnlab) may be writing to it; run the command again when it is done")
+    return f"the gradebook cannot be used ({reason}): the database file is damaged or cannot be opened"
 
 
 def _grade(args) -> int:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from traitlets import TraitError
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -114,6 +115,11 @@ class Course:
     def digest(self, student: str, assignment: str) -> str:
         return student_files.digest(self.path("submitted", student, assignment))
 
+    def work_digest(self, student: str, assignment: str) -> str:
+        """The digest of the student's work: nbgrader's timestamp.txt aside, which a collection
+        writes anew (a re-collected LMS download gets the current due date's time)."""
+        return student_files.digest(self.path("submitted", student, assignment), ("timestamp.txt",))
+
 
 def submitted_notebook(folder: Path, notebook: str) -> Path:
     """The expected notebook in a submission `folder`, or the only notebook submitted under
@@ -124,10 +130,11 @@ def submitted_notebook(folder: Path, notebook: str) -> Path:
     return folder / notebook if (folder / notebook).exists() or len(only) != 1 else folder / only[0]
 
 
-def graded_digest(results: Path) -> str | None:
-    """The digest of the submission that a results.json grades (None: no readable one)."""
+def graded_digest(results: Path, key: str = "digest") -> str | None:
+    """The digest of the submission that a results.json grades, or with `key` "work_digest" of
+    the student's work in it (None: no readable one)."""
     try:
-        return json.loads(results.read_text())["extra_data"].get("digest")
+        return json.loads(results.read_text())["extra_data"].get(key)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -164,6 +171,8 @@ def open_course(root=".") -> Course:
         dirs = CourseDirectory(config=config)
         dirs.root = str(root)
         dirs.db_url  # noqa: B018  (evaluate the default while in the course)
+    except TraitError as exc:
+        raise CourseError(f"nbgrader_config.py: {exc}") from None
     finally:
         os.chdir(cwd)
     return Course(root, dirs, config)

@@ -70,8 +70,9 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         recorded = gradebook.submitted()
         graded = {s: graded_digest(_results_path(course, s, assignment)) for s in digests}   # what results.json grades
         todo = [s for s, d in digests.items() if force or s not in recorded or graded[s] != d]
-        resubmitted = {s for s in todo if s in recorded and _resubmitted(course, assignment, s, graded[s],
-                                                                        digests[s], recorded[s])}
+        works = {s: course.work_digest(s, assignment) for s in todo}
+        resubmitted = {s for s in todo if s in recorded and _resubmitted(course, assignment, s, digests[s],
+                                                                        works[s], recorded[s])}
         jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
         slot_args = (assignment, course.release(assignment), notebook, mode, limits)
         release = (course.release(assignment) / notebook).read_text()
@@ -97,7 +98,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                     continue
                 result.timestamp, problems = _nbgrader_files(course, result.student, assignment)
                 result.tampering += problems
-                result.digest = digests[result.student]
+                result.digest, result.work_digest = digests[result.student], works[result.student]
                 if paths[result.student].name != notebook and result.status != "unreadable":
                     result.notes.append(f"graded {paths[result.student].name}, the only notebook submitted "
                                         f"(expected {notebook})")
@@ -114,10 +115,15 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     return batch
 
 
-def _resubmitted(course: Course, assignment: str, student: str, graded: str | None, digest: str, recorded_time) -> bool:
-    """Whether a recorded submission was replaced since it was graded: by its digest in
-    results.json or, without one, by nbgrader's submission time; unsure counts as replaced (a
-    human then reviews the scores they gave)."""
+def _resubmitted(course: Course, assignment: str, student: str, digest: str, work: str, recorded_time) -> bool:
+    """Whether a recorded submission was replaced since it was graded: by the digest of the
+    student's work in results.json (a timestamp.txt written anew alone is a new time, not new
+    work), else by its whole digest, else by nbgrader's submission time; unsure counts as
+    replaced (a human then reviews the scores they gave)."""
+    results_path = _results_path(course, student, assignment)
+    graded_work, graded = graded_digest(results_path, "work_digest"), graded_digest(results_path)
+    if graded_work:
+        return graded_work != work
     if graded is not None:
         return graded != digest
     try:

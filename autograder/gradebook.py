@@ -12,7 +12,7 @@ in their comments.
 import warnings
 from contextlib import contextmanager
 
-from nbgrader.api import Assignment, MissingEntry, SubmittedAssignment, SubmittedNotebook
+from nbgrader.api import Assignment, InvalidEntry, MissingEntry, SubmittedAssignment, SubmittedNotebook
 from nbgrader.preprocessors import AssignLatePenalties
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning, SQLAlchemyError
@@ -67,7 +67,8 @@ def transaction(gb):
     except Exception as exc:
         gb.db.__dict__.pop("commit", None)
         gb.db.rollback()
-        if isinstance(exc, (SQLAlchemyError, MissingEntry, RecordingError)):
+        if isinstance(exc, (SQLAlchemyError, MissingEntry, InvalidEntry, RecordingError)):   # InvalidEntry: another
+            # writer added the same student or submission first
             raise RecordingError(f"the gradebook did not record this batch ({type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0][:200]}); nothing was written, run the "
                                  "same command again") from None
@@ -85,7 +86,6 @@ class GradebookWriter:
         except CourseError:
             self.gb.close()
             raise
-        self.students = {s.id for s in self.gb.students}
         try:
             late = AssignLatePenalties(config=course.config)
             late.init_plugin()
@@ -113,6 +113,7 @@ class GradebookWriter:
         students = [r.student for r in batch]
         with transaction(self.gb):
             held = _hold(self.gb, self.assignment, self.notebook)
+            self.students = {s.id for s in self.gb.students}     # another writer may have added some
             found = submissions(self.gb, self.assignment, students)
             for result in batch:
                 self._record(result, found.get(result.student), result.student in resubmitted)

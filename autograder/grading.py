@@ -22,6 +22,7 @@ from .messages import part_text
 from .results import Result
 from .runners import SandboxRunner
 from .sandbox import Limits, Worker, slot_uid
+from .worker.isolation import die_with_parent
 
 
 @dataclass
@@ -173,8 +174,10 @@ def stop_slots(slots: Slots) -> None:
 
 def start_slot(*args) -> None:
     """The pool's initializer: this process becomes a slot, with `Slot(*args)`, and starts its
-    worker (the slot's start-up, not a submission's)."""
+    worker (the slot's start-up, not a submission's). It dies with the process that started it
+    (a killed `attnlab grade` leaves no slot waiting for work), and its worker with it."""
     global _slot
+    die_with_parent()
     os.environ.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY, GRADER_MEMORY))
     index = (multiprocessing.current_process()._identity or (0,))[0]   # 1..jobs in the pool

@@ -192,22 +192,43 @@ class LmsExtractor(ExtractorPlugin):
     """Unpack the LMS's own archives in downloaded/<assignment>/archive/, one level only.
 
     The folder holds the LMS's download zips, the download's files laid out loose, or both (a
-    file added by hand beside a download). A file named as the LMS names a student's file is
-    that student's: an archive a student uploaded is never opened, whatever its name ends in, so
-    no name chosen by a student becomes a student id or a path. Members inside folders are
-    skipped, and of two files with the same name the first is kept, with a warning.
+    file added by hand beside a download), also in a folder (a download unzipped by double-click).
+    A file named as the LMS names a student's file is that student's: an archive a student
+    uploaded is never opened, whatever its name ends in, so no name chosen by a student becomes
+    a student id or a path. Members inside folders of a zip, links, and folders two levels down
+    are skipped, and of two files with the same name the first is kept, with a warning.
     """
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
         os.makedirs(extracted_path, exist_ok=True)
         pattern = LmsCollector(config=self.config).named_regexp
-        files = [os.path.join(archive_path, n) for n in sorted(os.listdir(archive_path))]
-        for source in (f for f in files if os.path.isfile(f) and not os.path.islink(f)):
+        for source in self._download_files(archive_path):
             students = re.match(pattern, os.path.splitext(source)[0] + ".ipynb") if pattern else None
             if zipfile.is_zipfile(source) and not students:
                 self._unpack(source, extracted_path)
+            elif source.lower().endswith(".zip") and not students:     # a download cut short
+                self.log.warning("Skipped %s: a damaged zip archive; its students are not collected", source)
             elif self._free(os.path.basename(source), source, extracted_path):
                 shutil.copyfile(source, os.path.join(extracted_path, os.path.basename(source)))
+
+    def _download_files(self, folder: str, depth: int = 0) -> list:
+        """The files of the download in `folder` and in its folders (not theirs), leaving out
+        what archivers add (dot files, __MACOSX/); whatever else is skipped is named."""
+        files = []
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if name.startswith(".") or name == "__MACOSX":
+                continue
+            if os.path.islink(path):
+                self.log.warning("Skipped %s: a link (links are not followed); its students are not collected", path)
+            elif os.path.isdir(path) and depth == 0:
+                files += self._download_files(path, 1)
+            elif os.path.isfile(path):
+                files.append(path)
+            else:
+                self.log.warning("Skipped %s: %s; its students are not collected", path,
+                                 "a folder in a folder of the download" if os.path.isdir(path) else "not a file")
+        return files
 
     def _free(self, name: str, where: str, extracted_path: str) -> bool:
         if os.path.exists(os.path.join(extracted_path, name)):
@@ -220,7 +241,7 @@ class LmsExtractor(ExtractorPlugin):
         try:
             z = zipfile.ZipFile(archive)
         except (zipfile.BadZipFile, OSError) as exc:
-            self.log.warning("Skipped %s: a damaged zip archive (%s)", archive, exc)
+            self.log.warning("Skipped %s: a damaged zip archive (%s); its students are not collected", archive, exc)
             return
         with z:
             for member in z.infolist():

@@ -33,6 +33,7 @@ class Result:
     sandbox: str = ""
     timestamp: str = ""
     digest: str = ""                                    # of the graded submission (course.digest)
+    work_digest: str = ""                               # of the student's work in it (course.work_digest)
     recorded: dict = field(default_factory=dict)        # the gradebook's grades (gradebook.recorded)
     cells: list = field(default_factory=list)           # cells that hit a limit or could not run
     assignment_points: float = 0.0                      # the gradebook's, for a student with nothing recorded
@@ -155,7 +156,7 @@ def to_json(result: Result) -> dict:
             "student": result.student, "assignment": result.assignment, "status": result.status,
             "max_score": result.max_score, "sandbox": result.sandbox, "timestamp": result.timestamp,
             "tampering": result.tampering, "notes": result.notes, "digest": result.digest,
-            "recorded": result.recorded, "cells": result.cells,
+            "work_digest": result.work_digest, "recorded": result.recorded, "cells": result.cells,
             "parts": [{"name": p.name, "score": p.score, "max_score": p.max_score, "status": p.status,
                        "checks": [dict(vars(c)) for c in p.checks]} for p in result.parts],   # flat
         },
@@ -167,7 +168,8 @@ def from_json(data: dict) -> Result:
     parts = [PartResult(p["name"], [CheckResult(**c) for c in p["checks"]], p["status"]) for p in extra["parts"]]
     return Result(extra["student"], extra["assignment"], extra["status"], parts, extra["tampering"],
                   extra["notes"], data.get("execution_time", 0.0), extra["sandbox"], extra["timestamp"],
-                  extra.get("digest", ""), extra.get("recorded", {}), extra.get("cells", []))
+                  extra.get("digest", ""), extra.get("work_digest", ""), extra.get("recorded", {}),
+                  extra.get("cells", []))
 
 
 def _output(check: CheckResult) -> str:

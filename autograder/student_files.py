@@ -67,11 +67,14 @@ def notebooks_in(folder: Path) -> list:
                   if not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(folder).parts))
 
 
-def digest(folder: Path) -> str:
+def digest(folder: Path, leave_out: tuple = ()) -> str:
     """What identifies a submission: the names and bytes of its regular files, and the names and
-    targets of its links (not followed), whatever their modification times."""
+    targets of its links (not followed), whatever their modification times; the top-level files
+    named in `leave_out` aside."""
     h = hashlib.sha256()
     for path in sorted(_entries(Path(folder))):
+        if str(path.relative_to(folder)) in leave_out:
+            continue
         h.update(os.fsencode(path.relative_to(folder)) + b"\0")
         info = path.lstat()
         if stat.S_ISLNK(info.st_mode):

@@ -82,3 +82,88 @@ def test_an_output_path_that_cannot_be_written_is_one_line(course, tmp_path):
         out = run_tool("attnlab", "demo", "--dir", str(where), cwd=ROOT, check=False)
         assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
         assert "cannot make the course folder" in out.stderr and words in out.stderr
+
+
+def _descendants(root: int) -> set:
+    children = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL", "SIGINT"])
+def test_a_killed_grade_leaves_no_process_behind(tmp_path, sig):
+    """`timeout`, CI and systemd end a command with SIGTERM, then SIGKILL: the grading slots and
+    their sandboxed workers end with it (they waited for work for good, holding its output open).
+    Ctrl-C (SIGINT to the terminal's process group) ends it with one line, not a traceback."""
+    import signal
+    import time
+    from test_cycle import solved, submit
+    course = copy_course(tmp_path / "killed")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    for i in range(24):
+        submit(course, f"s{i:02d}", solved())
+    grading = subprocess.Popen([str(BIN / "attnlab"), "grade", ASSIGNMENT, "--quiet", "--jobs", "2"], cwd=course,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"})
+    deadline = time.monotonic() + 60
+    while not list(course.glob(f"autograded/*/{ASSIGNMENT}/results.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    below = _descendants(grading.pid)
+    assert len(below) >= 4, below                    # two slots, each with its worker
+    if sig == "SIGINT":
+        os.killpg(grading.pid, signal.SIGINT)          # as a terminal's Ctrl-C
+    else:
+        grading.send_signal(getattr(signal, sig))     # the command's own process only
+    _, stderr = grading.communicate(timeout=30)
+    if sig == "SIGINT":
+        assert grading.returncode == 130 and stderr.strip().splitlines() == [
+            "attnlab: interrupted; what was recorded stands: run the command again for the rest"], stderr
+    deadline = time.monotonic() + 10
+    while any(map(_running, below)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in below if _running(pid)]
+
+
+def test_an_unwritable_folder_a_bad_setting_and_a_damaged_gradebook_are_one_line_each(tmp_path):
+    """A folder the command writes to that is a file, a CourseDirectory setting of the wrong
+    type, and a gradebook file that is not a database: one line each, naming what to fix (a
+    damaged file is not 'another program writing'); what was recorded stands."""
+    from test_cycle import grades, solved, submit
+    course = copy_course(tmp_path / "bad")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    submit(course, "ada", solved())
+    (course / "grades").write_text("not a folder")
+    one_line_error(run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course, check=False),
+                   f"cannot use {course / 'grades'}", "run the command again")
+    (course / "grades").unlink()
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
+    assert grades(course)["ada"]["score"] == "100"
+    config = (course / "nbgrader_config.py").read_text()
+    (course / "nbgrader_config.py").write_text(config + "\nc.CourseDirectory.submitted_directory = 5\n")
+    for command in ("grade", "feedback", "report"):
+        one_line_error(run_tool("attnlab", command, ASSIGNMENT, cwd=course, check=False),
+                       "nbgrader_config.py:", "submitted_directory")
+    (course / "nbgrader_config.py").write_text(config)
+    (course / "gradebook.db").write_bytes(b"not a database" * 100)
+    for command in ("grade", "feedback", "report"):
+        one_line_error(run_tool("attnlab", command, ASSIGNMENT, "--force" if command == "grade" else "--course=.",
+                                cwd=course, check=False), "damaged or cannot be opened")

@@ -298,14 +298,16 @@ def test_course_settings_and_a_busy_gradebook_are_one_line_each(tmp_path):
 
 def test_a_review_mark_and_a_flag_stay_until_a_grader_clears_them(tmp_path):
     """A score given before a resubmission stays marked for review through later regrades, also
-    when results.json is gone (then a new submission time tells); a grader's flag stays."""
+    when results.json is gone (then a new submission time tells); a grader's flag stays. The same
+    work collected again with a new time (a re-collected LMS download after the due date moved)
+    is regraded for its time but is no resubmission: the score given stands, unmarked."""
     path = copy_course(tmp_path / "review")
     run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
-    for student in ("ada", "kim", "bob"):
+    for student in ("ada", "kim", "bob", "lee"):
         submit(path, student, solved())
     grade(path)
     with open_course(path).gradebook() as gb:
-        for student in ("ada", "kim"):
+        for student in ("ada", "kim", "lee"):
             nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
             cell = next(g for g in nb.grades if g.name == "test_softmax")
             cell.manual_score, cell.needs_manual_grade = 7, False       # as formgrader saves it
@@ -316,10 +318,15 @@ def test_a_review_mark_and_a_flag_stay_until_a_grader_clears_them(tmp_path):
     for student in ("ada", "kim"):
         submit(path, student, nbformat.writes(again), "2026-01-11 09:00:00.000000 UTC")
     shutil.rmtree(path / "autograded" / "kim")
+    submit(path, "lee", solved(), "2026-01-11 09:00:00.000000 UTC")
     for args in ((), ("--force",)):
-        grade(path, *args)
+        assert f"graded {4 if args else 3} submission(s)" in grade(path, *args).stderr
         rows = grades(path)
         with open_course(path).gradebook() as gb:
+            lee = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "lee")
+            assert not next(g for g in lee.grades if g.name == "test_softmax").needs_manual_grade, args
+            assert "to review" not in rows["lee"]["needs_attention"] and rows["lee"]["score"] == "99", rows["lee"]
+            assert gb.find_submission(ASSIGNMENT, "lee").timestamp.day == 11
             for student in ("ada", "kim"):
                 nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
                 assert next(g for g in nb.grades if g.name == "test_softmax").needs_manual_grade, (args, student)
@@ -406,6 +413,9 @@ def test_every_command_shows_the_newest_submission_state(tmp_path):
     assert grades(path)["ada"]["needs_attention"] == f"error: {waiting}"
     out = run_tool("attnlab", "feedback", ASSIGNMENT, "--student", "ada", "--student", "bob", "--student", "dan", cwd=path)
     assert out.stderr.splitlines() == [f"NO FEEDBACK for ada: {waiting}", "NO FEEDBACK for dan: no submission"]
+    out = run_tool("attnlab", "feedback", ASSIGNMENT, "--student", "dan", cwd=path, check=False)
+    assert out.returncode == 2 and out.stderr.splitlines() == [           # not "run attnlab grade first"
+        f"attnlab: no submission of {ASSIGNMENT} from dan: there is nothing to give feedback on"], out.stderr
     (path / "autograded" / "bob" / ASSIGNMENT / "results.json").write_text('{"score": 10')
     out = run_tool("attnlab", "report", ASSIGNMENT, cwd=path)
     assert (grades(path)["bob"]["status"], grades(path)["bob"]["score"]) == ("error", "100")
@@ -480,3 +490,23 @@ def test_a_release_with_other_points_than_the_hidden_tests_is_refused(tmp_path):
         out = run_tool("attnlab", command, ASSIGNMENT, cwd=path, check=False)
         assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
         assert "test_softmax is worth 12 there and 8 in the hidden tests" in out.stderr
+
+
+def test_a_student_another_writer_added_meanwhile_is_recorded(tmp_path):
+    """Two graders at once (or `nbgrader db student add` during grading): a student added by the
+    other writer after this one opened the gradebook is recorded, not refused with nbgrader's
+    InvalidEntry (UNIQUE constraint failed: student.id) and a traceback."""
+    from autograder import labs
+    from autograder.gradebook import GradebookWriter
+    from autograder.results import from_json
+    path = copy_course(tmp_path / "writers")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
+    submit(path, "ada", solved())
+    grade(path)
+    result = from_json(json.loads((path / "autograded" / "ada" / ASSIGNMENT / "results.json").read_text()))
+    result.student = "zed"
+    course = open_course(path)
+    with GradebookWriter(course, ASSIGNMENT, ASSIGNMENT, labs.load(ASSIGNMENT).suite.parts) as writer:
+        run_tool("nbgrader", "db", "student", "add", "zed", cwd=path)       # the other writer
+        recorded = writer.record_batch([result])
+    assert recorded["zed"]["score"] == 100

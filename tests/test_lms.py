@@ -116,3 +116,30 @@ def test_a_download_beside_loose_files_and_names_repeated_across_zips(tmp_path):
     rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
     assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {
         "ada": ("graded", "100"), "quinn": ("graded", "100"), "zoe": ("graded", "100")}
+
+
+def test_a_download_unzipped_into_a_folder_is_collected_and_a_link_is_named(tmp_path):
+    """A download unzipped by double-click is a folder in archive/: its files are collected as
+    loose files are (macOS's __MACOSX/ and dot files aside); a link, a folder inside that
+    folder and a download cut short are skipped, and the warning names each."""
+    course = copy_course(tmp_path / "folder")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    archive = course / "downloaded" / ASSIGNMENT / "archive"
+    unzipped = archive / "submissions"
+    (unzipped / "deeper").mkdir(parents=True)
+    (archive / "__MACOSX").mkdir()
+    (archive / "__MACOSX" / f"._lovelace_ada_1001_{ASSIGNMENT}.ipynb").write_text("resource fork")
+    (unzipped / f"lovelace_ada_1001_{ASSIGNMENT}.ipynb").write_text(solved())
+    (unzipped / f"quinn_quinn_1002_{ASSIGNMENT}.ipynb").write_text(stub())
+    (unzipped / "deeper" / f"zoe_zoe_1004_{ASSIGNMENT}.ipynb").write_text(solved())
+    (archive / f"kim_kim_1005_{ASSIGNMENT}.ipynb").symlink_to(unzipped / f"lovelace_ada_1001_{ASSIGNMENT}.ipynb")
+    whole = io.BytesIO()
+    with zipfile.ZipFile(whole, "w") as z:
+        z.writestr(f"zoe_zoe_1004_{ASSIGNMENT}.ipynb", solved())
+    (archive / "part2.zip").write_bytes(whole.getvalue()[:-30])             # a download cut short
+    out = run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course)
+    assert f"Skipped {archive / 'part2.zip'}: a damaged zip archive; its students are not collected" in out.stderr
+    assert f"Skipped {archive / f'kim_kim_1005_{ASSIGNMENT}.ipynb'}: a link" in out.stderr, out.stderr
+    assert f"Skipped {unzipped / 'deeper'}: a folder in a folder of the download" in out.stderr, out.stderr
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
+    assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {"ada": ("graded", "100"), "quinn": ("graded", "0")}
