@@ -42,10 +42,9 @@ def write_all(course: Course, assignment: str, students=None) -> tuple:
     if unknown:
         raise CourseError(f"unknown student(s) {', '.join(unknown)} for {assignment}")
     graded = [everyone[s] for s in (students or everyone) if everyone[s].recorded]
-    absent = [s for s in students or () if everyone[s].status == "missing"]
-    if not graded and absent == list(students or ()) and absent:
-        raise CourseError(f"no submission of {assignment} from {', '.join(absent)}: there is nothing to give "
-                          "feedback on")
+    if students and not graded and all(everyone[s].status == "missing" for s in students):
+        raise CourseError(f"no submission of {assignment} from {', '.join(students)}: there is nothing to "
+                          "give feedback on")
     if not graded:
         raise CourseError(f"nothing of {assignment} is graded yet"
                           + (f" for {', '.join(students)}" if students else "")

@@ -67,8 +67,8 @@ def transaction(gb):
     except Exception as exc:
         gb.db.__dict__.pop("commit", None)
         gb.db.rollback()
-        if isinstance(exc, (SQLAlchemyError, MissingEntry, InvalidEntry, RecordingError)):   # InvalidEntry: another
-            # writer added the same student or submission first
+        # InvalidEntry: nbgrader's word for a row another writer added first (the same student)
+        if isinstance(exc, (SQLAlchemyError, MissingEntry, InvalidEntry, RecordingError)):
             raise RecordingError(f"the gradebook did not record this batch ({type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0][:200]}); nothing was written, run the "
                                  "same command again") from None

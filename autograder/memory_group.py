@@ -54,6 +54,7 @@ def create(name: str, limit_bytes: int) -> MemoryGroup | None:
     """A new group `name` whose processes share `limit_bytes` of memory and no swap, or None."""
     for parent, version in _parents():
         path = parent / name
+        _remove_orphans(parent)
         try:
             path.mkdir(exist_ok=True)
             if version == 2:
@@ -69,6 +70,18 @@ def create(name: str, limit_bytes: int) -> MemoryGroup | None:
             except OSError:
                 pass
     return None
+
+
+def _remove_orphans(parent: Path) -> None:
+    """Remove the groups of slots that were killed (SIGKILL leaves a slot no time to remove its
+    own): named attnlab-<slot's pid>-<uid>, their slot gone and no process left in them."""
+    for group in parent.glob("attnlab-*-*"):
+        creator = group.name.split("-")[1]
+        if creator.isdigit() and not Path(f"/proc/{creator}").exists():
+            try:
+                group.rmdir()      # refused while a process is in it
+            except OSError:
+                pass
 
 
 def _write_if_present(path: Path, value: str) -> None:

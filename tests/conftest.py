@@ -83,3 +83,10 @@ def executed_notebook():
             _EXECUTED[assignment] = nb
         return _EXECUTED[assignment]
     return run
+
+
+def orphan_memory_groups() -> list:
+    """The slots' memory cgroups (attnlab-<slot's pid>-<uid>) whose slot is gone."""
+    from autograder import memory_group
+    return [p for parent, _ in memory_group._parents() if parent.is_dir()
+            for p in parent.glob("attnlab-*") if not Path(f"/proc/{p.name.split('-')[1]}").exists()]

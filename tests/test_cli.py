@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from autograder import __version__, cli
-from conftest import ASSIGNMENT, BIN, ROOT, copy_course, run_tool
+from conftest import ASSIGNMENT, BIN, ROOT, copy_course, orphan_memory_groups, run_tool
 
 
 def one_line_error(out, *words):
@@ -141,6 +141,9 @@ def test_a_killed_grade_leaves_no_process_behind(tmp_path, sig):
     while any(map(_running, below)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in below if _running(pid)]
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", "--student", "s00", "--force", cwd=course)
+    assert orphan_memory_groups() == []        # the killed slots' groups went with the next run
+
 
 
 def test_an_unwritable_folder_a_bad_setting_and_a_damaged_gradebook_are_one_line_each(tmp_path):

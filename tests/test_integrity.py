@@ -7,13 +7,12 @@ students' scores and statuses are asserted exactly. Canaries are attackers that 
 only if they can see something another submission, or an earlier part, left behind.
 """
 import json
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from autograder import examples, notebooks
-from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
+from conftest import ASSIGNMENT, ROOT, copy_course, orphan_memory_groups, run_tool
 
 RELEASE = notebooks.read(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
 SOLVED = {k: notebooks.without_markers(v) for k, v in
@@ -532,8 +531,5 @@ def test_every_submission_stays_within_its_time_budget(batch):
 def test_no_memory_group_outlives_its_run(batch):
     """Each slot removes its memory cgroup (attnlab-<pid>-<uid>) when it ends: they piled up, one
     per slot and run."""
-    from autograder import memory_group
-    left = [p for parent, _ in memory_group._parents() if parent.is_dir()
-            for p in parent.glob("attnlab-*") if not Path(f"/proc/{p.name.split('-')[1]}").exists()]
-    assert left == []
+    assert orphan_memory_groups() == []
 
