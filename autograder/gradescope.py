@@ -13,13 +13,15 @@ visible as `AttnLab.gradescope_details` says, e.g. only after the due date).
 import json
 import os
 import sys
+import traceback
 import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 from nbgrader.plugins import LateSubmissionPlugin
+from traitlets import TraitError
 
-from . import grading, results, sandbox, secret
+from . import grading, labs, results, sandbox, secret
 from .config import AttnLab
 from .course import CourseError, submitted_notebook
 
@@ -132,8 +134,22 @@ def _slot(root: Path, config: dict, mode: str) -> grading.Slot:
 
 
 def run(root: Path) -> results.Result:
-    """Grade /autograder/submission and write /autograder/results/results.json."""
+    """Grade /autograder/submission and write /autograder/results/results.json, whole: if the
+    grader itself fails, a result that says so (status error, every check 'not run'), with the
+    traceback on stderr for the instructor."""
     config = json.loads((root / "source" / "config.json").read_text())
+    try:
+        result = _graded(root, config)
+    except Exception as exc:
+        traceback.print_exc()
+        result = results.ungraded("submission", config["assignment"], labs.load(config["assignment"]).suite,
+                                  "error", f"the autograder failed on this submission ({type(exc).__name__}); "
+                                  "nothing of yours is lost: ask your instructor to run it again")
+    _write_whole(root / "results" / "results.json", for_gradescope(result, config.get("details", "visible")))
+    return result
+
+
+def _graded(root: Path, config: dict) -> results.Result:
     mode = sandbox.probe_mode(os.environ.get("ATTNLAB_SANDBOX", "auto"))
     if mode != "bwrap":
         print(f"WARNING: this container does not allow bubblewrap; student code runs as an unprivileged "
@@ -149,11 +165,16 @@ def run(root: Path) -> results.Result:
         result.recorded = lateness(result, metadata, config.get("late_penalty_method", "none"))
     elif (root / "submission_metadata.json").exists():
         result.notes.append("Gradescope's submission_metadata.json could not be read: lateness was not judged")
-    out = root / "results" / "results.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(for_gradescope(result, config.get("details", "visible")), indent=1,
-                              ensure_ascii=False) + "\n")
     return result
+
+
+def _write_whole(out: Path, data: dict) -> None:
+    """Write a new file beside `out`, then rename it over `out`: Gradescope never reads half a
+    file, and a link planted at `out` is replaced, not followed."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    new = out.with_name(f".{out.name}.{os.getpid()}")
+    new.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    os.replace(new, out)
 
 
 def _salt(root: Path, assignment: str, notebook: Path) -> bytes:
@@ -175,7 +196,10 @@ def _penalty_method(config) -> str:
         raise CourseError(f"the course's late penalty is computed by {name} (AssignLatePenalties.plugin_class), "
                           "which the Gradescope bundle cannot run; use LateSubmissionPlugin.penalty_method "
                           "or Gradescope's own late policy")
-    return LateSubmissionPlugin(config=config).penalty_method
+    try:
+        return LateSubmissionPlugin(config=config).penalty_method
+    except TraitError as exc:
+        raise CourseError(f"nbgrader_config.py: {exc}") from None
 
 
 def _metadata(root: Path) -> dict | None:

@@ -73,8 +73,9 @@ class Slot:
         runner.finish()
         cells = _cell_notes(runner)
         status = "graded" if all(p.status == "graded" for p in parts) and not cells else "partly graded"
-        result = Result(student, self.assignment, status, parts, id_notes + inspection.tampering,
-                        inspection.notes + runner.notes, time.monotonic() - start, self.mode, cells=cells)
+        result = Result(student, self.assignment, status, parts, _bounded(id_notes + inspection.tampering),
+                        _bounded(inspection.notes + runner.notes), time.monotonic() - start, self.mode,
+                        cells=_bounded(cells))
         return result, _with_reports(inspection.notebook, parts)
 
 
@@ -84,6 +85,14 @@ CELL_PROBLEMS = {"timeout": "did not finish in time and was skipped",
                  "memory": "ran out of memory",
                  "syntax": "has a syntax error",
                  "protocol": "wrote to the grader's channel and was skipped"}
+
+
+NOTES = 20      # notes of one kind kept per submission: a notebook of 20,000 broken cells made 7 MB
+
+
+def _bounded(notes: list) -> list:
+    """The first NOTES notes, and how many more there were."""
+    return notes if len(notes) <= NOTES else notes[:NOTES] + [f"... and {len(notes) - NOTES} more like these"]
 
 
 def _cell_notes(runner) -> list:

@@ -20,6 +20,8 @@ RELEASE = notebooks.read(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipyn
 SOLVED = notebooks.answer_cells(notebooks.read(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"))
 SUBMISSIONS = {
     "correct": (SOLVED, 100.0),
+    # a message with a lone surrogate (valid in JSON, not in UTF-8): results.json was left empty
+    "surrogate": ({**SOLVED, "softmax": "def softmax(z, *args, **kwargs):\n    raise ValueError(chr(0xD800))\n"}, 92.0),
     "key_thief": ({"softmax": SOLVED["softmax"],
                    "scaled_dot_product_attention": FIND_ANSWER_KEY + "\nimport os\nIS_ROOT = os.getuid() == 0\n"}, 8.0),
 }
@@ -181,3 +183,49 @@ def test_an_upload_with_checkpoints_and_macos_files_is_graded(autograder_root):
     result = json.loads((autograder_root / "results" / "results.json").read_text())
     assert result["score"] == 100.0
     assert "submission_metadata.json could not be read: lateness was not judged" in result["output"]
+
+
+def test_the_output_of_thousands_of_broken_cells_is_bounded(autograder_root):
+    """Each cell that could not run is named, up to 20, then counted: 20,000 broken cells made a
+    7 MB results.json."""
+    nb = examples.fill(RELEASE, SOLVED)
+    nb.cells += [__import__("nbformat").v4.new_code_cell(f"def broken_{i}(:") for i in range(2000)]
+    submission = autograder_root / "submission"
+    shutil.rmtree(submission, ignore_errors=True)
+    submission.mkdir()
+    (submission / "lab05.ipynb").write_text(__import__("nbformat").writes(nb))
+    env = {**os.environ, "AUTOGRADER_ROOT": str(autograder_root), "ATTNLAB_SANDBOX": "bwrap"}
+    subprocess.run([str(autograder_root / "run_autograder")], env=env, check=True, timeout=300, capture_output=True)
+    text = (autograder_root / "results" / "results.json").read_text()
+    result = json.loads(text)
+    assert result["score"] == 100.0 and "... and 1980 more like these" in result["output"]
+    assert len(text) < 100_000, len(text)
+
+
+def test_a_grader_failure_still_writes_a_whole_results_json(autograder_root, tmp_path, monkeypatch):
+    """If the grader itself fails, Gradescope still reads a result, and it says so; the file is
+    written beside and renamed, so a link planted in its place is replaced, not followed."""
+    (tmp_path / "source").mkdir()
+    shutil.copy(autograder_root / "source" / "config.json", tmp_path / "source" / "config.json")
+    (tmp_path / "results").mkdir()
+    planted = tmp_path / "elsewhere.json"
+    (tmp_path / "results" / "results.json").symlink_to(planted)
+
+    def fails(root, config):
+        raise RuntimeError("a bug")
+    monkeypatch.setattr(gradescope, "_graded", fails)
+    gradescope.run(tmp_path)
+    result = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert result["score"] == 0 and result["extra_data"]["status"] == "error"
+    assert "the autograder failed on this submission (RuntimeError)" in result["output"]
+    assert not planted.exists() and not (tmp_path / "results" / "results.json").is_symlink()
+
+
+def test_a_bad_penalty_setting_is_one_line(tmp_path):
+    course = copy_course(tmp_path / "course")
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write('\nc.LateSubmissionPlugin.penalty_method = "half"\n')
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    out = run_tool("attnlab", "gradescope", ASSIGNMENT, "-o", "b.zip", cwd=course, check=False)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "nbgrader_config.py:" in out.stderr and "penalty_method" in out.stderr

@@ -151,10 +151,24 @@ def _key(key):
     raise ProtocolError(f"a dict key of type {type(key).__name__} cannot be sent")
 
 
+def _text(text: str) -> str:
+    """`text` as it can be written out: a lone surrogate (valid JSON, "\\ud800", but no UTF-8)
+    in a message the student's code wrote becomes U+FFFD, so no results file fails to encode."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
 def _from_tree(tree, blobs, build, depth):
     if depth > MAX_DEPTH:
         raise ProtocolError("value nested too deeply")
-    if tree is None or isinstance(tree, (bool, int, float, str)):
+    if isinstance(tree, str):
+        return _text(tree)
+    if tree is None or isinstance(tree, (bool, int, float)):
         return tree
     depth += 1
     if isinstance(tree, list):
@@ -169,7 +183,8 @@ def _from_tree(tree, blobs, build, depth):
         if kind == "tuple":
             return tuple([_from_tree(v, blobs, build, depth) for v in tree["v"]])
         if kind == "dict":
-            items = [(k, _from_tree(v, blobs, build, depth)) for k, v in tree["items"]]
+            items = [(_text(k) if isinstance(k, str) else k, _from_tree(v, blobs, build, depth))
+                     for k, v in tree["items"]]
             if not all(k is None or isinstance(k, (str, int, float, bool)) for k, _ in items):
                 raise ProtocolError("bad dict key")
             return dict(items)

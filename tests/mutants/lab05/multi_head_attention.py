@@ -184,9 +184,44 @@ WRONG = [
             heads = softmax(scores) @ V
             return heads.transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
     ''')),
+    # a finite mask (or a maximum over the masked row too) holds only while no future score is far above
+    wrong(PART, "finite_mask_set", None, mha('''
+        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
+            n = X.shape[0]
+            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
+            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
+            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)
+            if causal:
+                scores[:, np.triu(np.ones((n, n), dtype=bool), 1)] = -1000.0
+            return (softmax(scores) @ V).transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
+    ''')),
+    wrong(PART, "exp_times_tril_unmasked_max", None, mha('''
+        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
+            n = X.shape[0]
+            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
+            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
+            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            if causal:
+                e = e * np.tril(np.ones((n, n)))
+            w = e / e.sum(axis=-1, keepdims=True)
+            return (w @ V).transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
+    ''')),
 ]
 
 CORRECT = [
+    correct(PART, "exp_times_tril_masked_max", mha('''
+        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
+            n = X.shape[0]
+            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
+            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
+            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)
+            keep = np.tril(np.ones((n, n))) if causal else np.ones((n, n))
+            m = np.where(keep > 0, scores, -np.inf).max(axis=-1, keepdims=True)
+            e = np.exp(np.minimum(scores - m, 0)) * keep        # no overflow where the mask zeroes
+            w = e / e.sum(axis=-1, keepdims=True)
+            return (w @ V).transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
+    ''')),
     correct(PART, "loop_over_heads_with_earlier_parts", mha('''
         def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
             attend = causal_attention if causal else scaled_dot_product_attention
