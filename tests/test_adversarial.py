@@ -72,3 +72,21 @@ def test_the_gradebook_holds_the_true_scores(graded):
                           "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
                           "JOIN student ON submitted_assignment.student_id = student.id GROUP BY student.id").fetchall()
     assert {student: score for student, score in rows} == {s: r["score"] for s, r in results.items()}
+
+
+def test_a_forked_process_that_returns_is_not_blamed_on_a_later_cell(tmp_path):
+    """Student code that forks a child which does not exit (a fork bomb's children, or
+    `if os.fork() == 0: pass`): the child came back into the worker and answered the grader too,
+    and the later, innocent cell or check was reported as writing to the grader's channel. Such a
+    child now ends silently; the student's work is graded as it is."""
+    course = copy_course(tmp_path / "fork")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    forks = "\nimport os\nif os.fork() == 0:\n    pass\n"
+    softmax = SOLVED["softmax"].replace("### END SOLUTION", "### END SOLUTION" + forks) if "### END SOLUTION" \
+        in SOLVED["softmax"] else SOLVED["softmax"] + forks
+    forked_call = "\n_real_layer_norm = layer_norm\ndef layer_norm(*args, **kwargs):\n" \
+                  "    os.fork()\n    return _real_layer_norm(*args, **kwargs)\n"
+    answers = {**SOLVED, "softmax": softmax, "layer_norm": SOLVED["layer_norm"] + forked_call}
+    result = grade_class(course, {"forker": nbformat.writes(examples.fill(RELEASE, answers))})["forker"]
+    assert (result["score"], result["extra_data"]["status"], result["extra_data"]["cells"]) == (100.0, "graded", []), \
+        result["output"]

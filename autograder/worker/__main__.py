@@ -443,11 +443,14 @@ def _silence(limit: int) -> None:
 
 
 def notebook(data: Channel, shell, limits: dict, isolated: bool) -> None:
+    own = os.getpid()
     while True:
         msg = decode(data.recv())
         op, seq = msg["op"], msg["seq"]
         if op == "cell":
-            data.send(encode({"seq": seq, **_run_cell(shell, msg["source"])}))
+            reply = _run_cell(shell, msg["source"])
+            _only_in(own)
+            data.send(encode({"seq": seq, **reply}))
         elif op == "part":
             _reap_orphans()
             gc.freeze()   # what the cells made: the parts' collections leave those pages unwritten
@@ -527,6 +530,14 @@ def _privatise(start: int, size: int) -> None:
     ctypes.memmove(start, content, len(content))
 
 
+def _only_in(own: int) -> None:
+    """A process that the student's code forked and that came back here instead of exiting ends
+    now, silently: it would answer the grader too, and its answer would be blamed on a later
+    cell or call (a fork bomb's children did)."""
+    if os.getpid() != own:
+        os._exit(0)
+
+
 def _run_cell(shell, source: str) -> dict:
     try:
         result = shell.run_cell(source, store_history=False)
@@ -554,6 +565,7 @@ def part(data: Channel, namespace: dict, msg: dict) -> None:
     for spec in msg["oracles"]:
         namespace[spec["name"]] = oracle.proxy(spec)
     data.send(encode({"seq": msg["seq"], "event": "ready"}))
+    own = os.getpid()
     while True:
         request = decode(data.recv())
         if request["op"] != "invoke":
@@ -563,11 +575,14 @@ def part(data: Channel, namespace: dict, msg: dict) -> None:
             head = {"seq": request["seq"], "i": index}
             try:
                 value, given = execute(call, namespace)
+                _only_in(own)
                 data.send(encode({**head, "value": value, "given": given if inputs else []}, oracle.describe))
             except ProtocolError as exc:
+                _only_in(own)
                 data.send(encode({**head, "error": f"returned a value that cannot be graded: {exc}"}))
                 break
             except BaseException as exc:
+                _only_in(own)
                 data.send(encode({**head, "error": describe_exception(exc), "kind": _kind(exc)}))
                 break
 
