@@ -25,6 +25,15 @@ def mha(forward: str) -> str:
     return with_forward(CONSTRUCTOR, forward)
 
 
+# the start of many answers: heads split by reshape and transpose, then the scaled scores
+SCORES = '''
+        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
+            n = X.shape[0]
+            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
+            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
+            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)'''
+
+
 WRONG = [
     wrong(PART, "reshape_to_heads_directly", "reshape_without_transpose", mha('''
         def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
@@ -38,12 +47,7 @@ WRONG = [
             heads = softmax(scores) @ V
             return heads.reshape(n, self.d_model) @ self.W_O
     ''')),
-    wrong(PART, "concat_without_transpose", "merge_without_transpose", mha('''
-        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
-            n = X.shape[0]
-            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
-            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
-            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)
+    wrong(PART, "concat_without_transpose", "merge_without_transpose", mha(SCORES + '''
             if causal:
                 scores += np.triu(np.full((n, n), -np.inf), k=1)
             heads = softmax(scores) @ V
@@ -173,34 +177,19 @@ WRONG = [
                 heads.append(attend(X @ self.W_Q[:, cols], X @ self.W_K[:, cols], X @ self.W_V[:, cols])[0])
             self.output = np.concatenate(heads, axis=1) @ self.W_O
     ''')),
-    wrong(PART, "mask_of_ones_times_minus_inf", None, mha('''
-        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
-            n = X.shape[0]
-            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
-            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
-            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)
+    wrong(PART, "mask_of_ones_times_minus_inf", None, mha(SCORES + '''
             if causal:
                 scores = scores + np.triu(np.ones((n, n)), k=1) * -np.inf    # 0 · -inf is nan
             heads = softmax(scores) @ V
             return heads.transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
     ''')),
     # a finite mask (or a maximum over the masked row too) holds only while no future score is far above
-    wrong(PART, "finite_mask_set", None, mha('''
-        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
-            n = X.shape[0]
-            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
-            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
-            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)
+    wrong(PART, "finite_mask_set", None, mha(SCORES + '''
             if causal:
                 scores[:, np.triu(np.ones((n, n), dtype=bool), 1)] = -1000.0
             return (softmax(scores) @ V).transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
     ''')),
-    wrong(PART, "exp_times_tril_unmasked_max", None, mha('''
-        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
-            n = X.shape[0]
-            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
-            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
-            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)
+    wrong(PART, "exp_times_tril_unmasked_max", None, mha(SCORES + '''
             e = np.exp(scores - scores.max(axis=-1, keepdims=True))
             if causal:
                 e = e * np.tril(np.ones((n, n)))
@@ -210,12 +199,7 @@ WRONG = [
 ]
 
 CORRECT = [
-    correct(PART, "exp_times_tril_masked_max", mha('''
-        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
-            n = X.shape[0]
-            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
-            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
-            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(self.d_k)
+    correct(PART, "exp_times_tril_masked_max", mha(SCORES + '''
             keep = np.tril(np.ones((n, n))) if causal else np.ones((n, n))
             m = np.where(keep > 0, scores, -np.inf).max(axis=-1, keepdims=True)
             e = np.exp(np.minimum(scores - m, 0)) * keep        # no overflow where the mask zeroes
