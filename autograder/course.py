@@ -130,13 +130,18 @@ def submitted_notebook(folder: Path, notebook: str) -> Path:
     return folder / notebook if (folder / notebook).exists() or len(only) != 1 else folder / only[0]
 
 
-def graded_digest(results: Path, key: str = "digest") -> str | None:
-    """The digest of the submission that a results.json grades, or with `key` "work_digest" of
-    the student's work in it (None: no readable one)."""
+def graded_digests(results: Path) -> tuple:
+    """(the digest of the submission that a results.json grades, the digest of the student's
+    work in it); None for what it lacks or cannot be read."""
     try:
-        return json.loads(results.read_text())["extra_data"].get(key)
+        extra = json.loads(results.read_text())["extra_data"]
+        return extra.get("digest"), extra.get("work_digest")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+        return None, None
+
+
+def graded_digest(results: Path) -> str | None:
+    return graded_digests(results)[0]
 
 
 def scripts_on_path() -> None:

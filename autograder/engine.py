@@ -22,7 +22,7 @@ import nbformat
 from tqdm import tqdm
 
 from . import gradebook, grading, labs, results, secret, student_files
-from .course import Course, CourseError, graded_digest, submitted_notebook
+from .course import Course, CourseError, graded_digests, submitted_notebook
 from .gradebook import GradebookWriter
 from .results import Result
 from .sandbox import Limits
@@ -68,11 +68,11 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     with GradebookWriter(course, assignment, Path(notebook).stem, suite.parts) as gradebook:
         digests = {s: course.digest(s, assignment) for s in candidates if s in submitted}
         recorded = gradebook.submitted()
-        graded = {s: graded_digest(_results_path(course, s, assignment)) for s in digests}   # what results.json grades
-        todo = [s for s, d in digests.items() if force or s not in recorded or graded[s] != d]
+        graded = {s: graded_digests(_results_path(course, s, assignment)) for s in digests}   # what results.json grades
+        todo = [s for s, d in digests.items() if force or s not in recorded or graded[s][0] != d]
         works = {s: course.work_digest(s, assignment) for s in todo}
-        resubmitted = {s for s in todo if s in recorded and _resubmitted(course, assignment, s, digests[s],
-                                                                        works[s], recorded[s])}
+        resubmitted = {s for s in todo if s in recorded and _resubmitted(course, assignment, s, graded[s],
+                                                                        (digests[s], works[s]), recorded[s])}
         jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
         slot_args = (assignment, course.release(assignment), notebook, mode, limits)
         release = (course.release(assignment) / notebook).read_text()
@@ -115,17 +115,17 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     return batch
 
 
-def _resubmitted(course: Course, assignment: str, student: str, digest: str, work: str, recorded_time) -> bool:
-    """Whether a recorded submission was replaced since it was graded: by the digest of the
-    student's work in results.json (a timestamp.txt written anew alone is a new time, not new
-    work), else by its whole digest, else by nbgrader's submission time; unsure counts as
-    replaced (a human then reviews the scores they gave)."""
-    results_path = _results_path(course, student, assignment)
-    graded_work, graded = graded_digest(results_path, "work_digest"), graded_digest(results_path)
+def _resubmitted(course: Course, assignment: str, student: str, graded: tuple, now: tuple, recorded_time) -> bool:
+    """Whether a recorded submission was replaced since it was graded, from the (digest, work
+    digest) that results.json recorded and those of the submission `now`: by the student's work
+    (a timestamp.txt written anew alone is a new time, not new work), else by the whole digest,
+    else by nbgrader's submission time; unsure counts as replaced (a human then reviews the
+    scores they gave)."""
+    (graded_digest, graded_work), (digest, work) = graded, now
     if graded_work:
         return graded_work != work
-    if graded is not None:
-        return graded != digest
+    if graded_digest is not None:
+        return graded_digest != digest
     try:
         submitted = course.timestamp(student, assignment)
     except OSError:
