@@ -102,9 +102,10 @@ PARTIAL_CREDIT = [
     "two mistakes at once get no diagnosis rather than a wrong one. When the student's code raises,",
     "the message names the call with the shapes of its arrays and the exception. Some mistakes are",
     "named by the check itself: an input written in place, draws that do not come from `rng`, a",
-    "missing `return`. Every diagnosis comes in two tiers: the mistake and the idea (shown at once),",
-    "and the exact fix (shown in the notebook after the same visible check failed three times, and",
-    "in the feedback after the due date).",
+    "missing `return`. A diagnosis names the mistake and the idea at once. Where the catalogue",
+    "also has the exact fix (the lists below give it after \"fix:\"), it is shown in the",
+    "notebook once the same visible check has failed three times, and in the feedback after the",
+    "due date.",
     "",
 ]
 
