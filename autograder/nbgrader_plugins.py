@@ -9,6 +9,11 @@ import zlib
 from datetime import datetime, timedelta
 from pathlib import Path
 
+try:
+    import pwd
+except ImportError:     # Windows: no users to check owners against
+    pwd = None
+
 from nbconvert.exporters import NotebookExporter
 from nbgrader import utils
 from nbgrader.api import Gradebook
@@ -68,7 +73,8 @@ class SafeCollect(ExchangeCollect):
     """nbgrader's collect (`c.ExchangeFactory.collect`), for what students put in the exchange's
     inbound folder. An entry is skipped, with a warning, when its student id could not be shown
     safely (formgrader prints ids unescaped), its name or its timestamp.txt holds no time (nbgrader
-    stops the whole collection at one), it is not a folder (a link to a classmate's folder or to
+    stops the whole collection at a timestamp.txt that is not one, and judges no lateness without
+    one: `nbgrader submit` always writes it), it is not a folder (a link to a classmate's folder or to
     solutions/, a file), or it names a user of this machine but belongs to another (nbgrader's
     `check_owner` only warns; with `check_owner` off, as where every user has one uid, or for ids
     that are no user of this machine, owners are not checked). Of a student's entries, the newest
@@ -102,10 +108,17 @@ class SafeCollect(ExchangeCollect):
         self.claimed = {os.path.join(self.inbound_path, r["filename"]): r["username"] for r in self.src_records}
 
     def copy_files(self):
-        """nbgrader's copy, without its owner warning: the owner was checked already, and the
-        warning stats the entry outside any guard (an entry its student renamed away in between
-        stopped the collection of everyone after them) and prints its name raw."""
+        """nbgrader's copy, with its owner warning given here, for the owner the entry had when it
+        was checked: nbgrader's own stats the entry outside any guard (an entry its student renamed
+        away in between stopped the collection of everyone after them) and prints its name raw.
+        For an id that is no user of this machine, the owner is what tells a classmate's forged
+        entry from the student's own."""
         self.owners_checked, self.check_owner = self.check_owner, False
+        for record in self.src_records if self.owners_checked else ():
+            owner = _user_name(record["uid"])
+            if owner != record["username"]:
+                self.log.warning("%r claims to be submitted by %s but is owned by %s; cheating attempt?",
+                                 record["filename"], record["username"], owner)
         try:
             super().copy_files()
         finally:
@@ -124,7 +137,9 @@ class SafeCollect(ExchangeCollect):
                 return "not a folder"
             collected = self.coursedir.format_path(self.coursedir.submitted_directory, student,
                                                    self.coursedir.assignment_id)
-            return self._impostor(student, os.lstat(path)) or _no_time(path) or _no_time(collected)
+            info = os.lstat(path)
+            record["uid"] = info.st_uid
+            return self._impostor(student, info) or _no_time(path, required=True) or _no_time(collected)
         except OSError as exc:
             return f"it changed while it was checked ({type(exc).__name__})"
 
@@ -133,9 +148,8 @@ class SafeCollect(ExchangeCollect):
         if not getattr(self, "owners_checked", self.check_owner):
             return ""
         try:
-            import pwd
             uid = pwd.getpwnam(student).pw_uid
-        except (ImportError, KeyError):     # an id that is no user here: its owner tells nothing
+        except (AttributeError, KeyError):  # an id that is no user here: the owner is only warned of
             return ""
         if info.st_uid != uid:
             return f"it names the user {student} but belongs to the user with uid {info.st_uid}"
@@ -153,7 +167,7 @@ class SafeCollect(ExchangeCollect):
         try:
             entry = os.path.join(staging, "entry")
             info, left_out, changed = snapshot(src, entry, 1000 * self.coursedir.max_dir_size)
-            why = self._impostor(self.claimed[src], info) or _no_time(entry, src)
+            why = self._impostor(self.claimed[src], info) or _no_time(entry, src, required=True)
             if why:
                 raise StudentFileError(why)
             set_back = note_set_back(entry, changed)
@@ -178,14 +192,23 @@ class SafeCollect(ExchangeCollect):
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _no_time(folder: str, shown: str | None = None) -> str:
-    """Why `folder`/timestamp.txt (named `shown`/timestamp.txt) stops nbgrader ('' if it does
-    not: a time, or no file)."""
+def _user_name(uid: int) -> str:
     try:
-        submission_time(Path(folder))
+        return pwd.getpwuid(uid).pw_name
+    except (AttributeError, KeyError):
+        return f"uid {uid}"
+
+
+def _no_time(folder: str, shown: str | None = None, required: bool = False) -> str:
+    """Why `folder`/timestamp.txt (named `shown`/timestamp.txt) stops nbgrader, or holds no time
+    where one is `required` ('' if neither). An inbound entry requires one: `nbgrader submit`
+    always writes it, and a late student who deleted or emptied it was not judged for lateness."""
+    name = os.path.join(shown or folder, "timestamp.txt")
+    try:
+        when = submission_time(Path(folder))
     except OSError:
-        return f"{os.path.join(shown or folder, 'timestamp.txt')} is not a submission time"
-    return ""
+        return f"{name} is not a submission time"
+    return f"{name} is missing or empty (nbgrader submit always writes one)" if required and when is None else ""
 
 
 class LmsExtractor(ExtractorPlugin):

@@ -294,6 +294,36 @@ def test_what_a_student_changes_after_collect_checked_the_entry_is_not_followed(
     assert scores == {"h_correct": 100.0, "h_half": 24.0, "r2_swaps_the_notebook": 0.0}
 
 
+def test_a_late_entry_without_its_time_is_not_collected_and_the_owner_is_named(tmp_path):
+    """`nbgrader submit` always writes timestamp.txt, and the student owns their inbound entry: a
+    late student who deleted or emptied it was collected with no lateness judged and no warning
+    (a correct notebook an hour late: 100 instead of 0). Such an entry is skipped, so the
+    student's newest entry with a time is collected. nbgrader's owner warning, which names who
+    wrote an entry under an id that is no user of this machine, is given again."""
+    course, inbound = exchange_course(tmp_path)
+    early, late = "2026-01-10 12:00:00.000000 UTC", "2026-01-10 13:00:00.000000 UTC"
+    entries = {("h_correct", late): (SOLVED, late), ("d1_deletes", early): (HALF, early),
+               ("d1_deletes", late): (SOLVED, None), ("d2_empties", late): (SOLVED, ""),
+               ("d3_blank", late): (SOLVED, " \n")}
+    for (student, stamp), (answers, written) in entries.items():
+        folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
+        folder.mkdir(parents=True)
+        if written is not None:
+            (folder / "timestamp.txt").write_text(written)
+        (folder / NB).write_text(notebook(answers))
+    out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
+    for student in ("d1_deletes", "d2_empties", "d3_blank"):
+        assert f"{student}+{ASSIGNMENT}+{late}+0123abcd/timestamp.txt is missing or empty" in out.stderr
+    assert f"claims to be submitted by h_correct but is owned by {pwd.getpwuid(os.getuid()).pw_name}" in out.stderr
+    submitted = course / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == ["d1_deletes", "h_correct"]
+    assert (submitted / "d1_deletes" / ASSIGNMENT / "timestamp.txt").read_text() == early
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
+    scores = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())["score"]
+              for s in ("h_correct", "d1_deletes")}
+    assert scores == {"h_correct": 100.0, "d1_deletes": 24.0}
+
+
 def user(name: str) -> int:
     return pwd.getpwnam(name).pw_uid
 
