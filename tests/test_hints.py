@@ -92,6 +92,35 @@ def test_an_uncatalogued_none_names_the_default():
     assert "likely cause: a value that is None was used as an array" in fake_check(h, double, [])
 
 
+def test_no_cause_is_named_while_an_earlier_function_fails_its_own_checks():
+    """A correct apply_rope fed a wrong rope_frequencies (the base left at 10000) returns exactly
+    what apply_rope's 'base ignored' mistake returns: naming that mistake told the student to fix
+    the line that was right. The earlier function is named instead; once it passes, the later
+    check passes too."""
+    import inspect
+    h = helper("lab07_rope_generation")
+    namespace = dict(vars(ref07))
+    exec("def rope_frequencies(d_k, base=10000.0):\n    return 10000.0 ** (-np.arange(0, d_k, 2) / d_k)\n"
+         + inspect.getsource(ref07.apply_rope), namespace)
+    message = failure(h.check, namespace["apply_rope"])
+    assert "likely cause:" not in message and "fix (shown" not in message, message
+    assert "note:    rope_frequencies does not pass its own visible checks yet" in message
+    exec(inspect.getsource(ref07.rope_frequencies), namespace)
+    h.check(namespace["apply_rope"])
+
+
+def test_a_kv_step_reading_the_heads_as_the_position_is_not_named_another_mistake():
+    """`t = len(k_cache)` reads the number of heads: the visible cases are at positions that no
+    head count, t - 1 or t + 1 matches, so no wrong 'likely cause' is named."""
+    import inspect
+    h = helper("lab07_rope_generation")
+    source = inspect.getsource(ref07.kv_attention_step)
+    wrong = student(source.replace("t = d // n_heads, k_cache.shape[1]", "t = d // n_heads, len(k_cache)"),
+                    ref07, "kv_attention_step")
+    message = failure(h.check, wrong)
+    assert "failed the visible check" in message and "likely cause:" not in message, message
+
+
 def run_in_ipython(*cells) -> str:
     shell = InteractiveShell.instance(colors="nocolor")
     out = io.StringIO()

@@ -447,6 +447,10 @@ ROPE_VALUES = ["one row at position 1, d_k = 4", "positions 0 to N - 1, d_k = 8"
     ("lab05_transformers", "eps_left_out", ["eps = 0.1 is used inside the square root",
                                             "rows with a small variance (default eps)"]),
     ("lab05_transformers", "finite_mask_set", ["with causal=True, earlier outputs ignore later positions"]),
+    ("lab07_rope_generation", "mask_minus_100_added", ["weights: rows sum to 1, zero after the diagonal"]),
+    ("lab07_rope_generation", "mask_minus_500_set", ["weights: rows sum to 1, zero after the diagonal"]),
+    ("lab07_rope_generation", "divided_by_nonzero_count", ["rows with exact zeros before the diagonal",
+                                                           "normalised by the i + 1 positions a query sees, not by N"]),
 ])
 @pytest.mark.parametrize("salt", [b"", *ESCAPE_SALTS], ids=repr)
 def test_a_mistake_fails_only_the_checks_that_name_it(lab, mutant, failed, salt):
@@ -474,7 +478,7 @@ def test_a_mistake_fails_only_the_checks_that_name_it(lab, mutant, failed, salt)
     ("lab06_training", "bias_correction_times_t", ["weight decay is decoupled: θ - ηλθ, not added to the gradient"]),
     ("lab07_rope_generation", "mask_of_ones_times_minus_inf", [
         "weights: rows sum to 1, zero after the diagonal",
-        "identical heads give identical weights: the same frequencies in every head"]),
+        "identical heads give identical weights"]),
     ("lab07_rope_generation", "zero_log_zero", ["normalised by the i + 1 positions a query sees, not by N"]),
 ])
 def test_a_nan_result_is_not_a_broken_property(lab, mutant, properties):

@@ -312,13 +312,13 @@ def check(obj) -> None:
             if not str(exc):
                 raise StillAStub(f"{name} is still the stub: replace `raise NotImplementedError()` "
                                  "with your code, then run this cell again.") from None
-            _fail(name, description, call, f"raised NotImplementedError: {exc}", exc, mistakes)
+            _fail(name, description, call, f"raised NotImplementedError: {exc}", exc, mistakes, namespace)
         except Exception as exc:
-            _fail(name, description, call, f"raised {type(exc).__name__}: {exc}", exc, mistakes)
+            _fail(name, description, call, f"raised {type(exc).__name__}: {exc}", exc, mistakes, namespace)
         else:
             problem = mismatch(got, expected, names=names, **TOL) or _modified_input(call, given)
             if problem:
-                _fail(name, description, call, problem, got, mistakes)
+                _fail(name, description, call, problem, got, mistakes, namespace)
             _failures.pop((name, description), None)
     for description, calls, not_reproducible, ignores_rng in PROPERTIES.get(name, []):
         problem = _property(calls, namespace, not_reproducible, ignores_rng)
@@ -351,8 +351,10 @@ def _modified_input(call, given) -> str | None:
     return None
 
 
-def _fail(name, description, call, problem, outcome, mistakes):
-    """Raise the tiered report of a failed case: the idea first, the exact fix after FIX_AFTER."""
+def _fail(name, description, call, problem, outcome, mistakes, namespace):
+    """Raise the tiered report of a failed case: the idea first, the exact fix after FIX_AFTER.
+    While an earlier graded name fails its own cases, no cause is named: this one may call it,
+    and a correct function fed a wrong helper's result looks like one of its own mistakes."""
     key = (name, description)
     _failures[key] = _failures.get(key, 0) + 1
     lines = [f"{name} failed the visible check '{description}'.",
@@ -362,6 +364,11 @@ def _fail(name, description, call, problem, outcome, mistakes):
     frames = _own_frames(outcome) if raised else []
     if frames:
         lines.append(f"  where:   line {frames[-1].lineno} of {frames[-1].name}: {(frames[-1].line or '').strip()}")
+    earlier = _earlier_failing(name, namespace)
+    if earlier:
+        lines.append(f"  note:    {earlier} does not pass its own visible checks yet; if {name} uses it, "
+                     f"fix {earlier} first (no likely cause is named until it passes)")
+        raise CheckFailed("\n".join(lines), frames) from None
     cause = _cause(outcome, mistakes)
     if cause is None and raised and "NoneType" in str(outcome):
         cause = ("a value that is None was used as an array: an argument left at its default "
@@ -374,6 +381,24 @@ def _fail(name, description, call, problem, outcome, mistakes):
             lines.append(f"  (the exact fix is shown if this check fails {FIX_AFTER - _failures[key]} more time"
                          f"{'s' * (FIX_AFTER - _failures[key] > 1)})")
     raise CheckFailed("\n".join(lines), frames) from None
+
+
+def _earlier_failing(name: str, namespace: dict) -> str | None:
+    """The first graded name before `name` (in notebook order) that the student has defined and
+    that fails one of its own visible cases; None if there is none."""
+    for earlier, cases in CASES.items():
+        if earlier == name:
+            return None
+        if earlier not in namespace:
+            continue
+        for _, call, names, expected, _ in cases:
+            try:
+                got, _ = _quietly(execute, call, namespace)
+            except Exception:
+                return earlier
+            if mismatch(got, expected, names=names, **TOL):
+                return earlier
+    return None
 
 
 def raised(outcome) -> bool:

@@ -34,10 +34,13 @@ def _heads(M, n_heads):
 
 
 def _attend(q, k, v, scale, mask=True):
+    """`mask`: True for -inf after the diagonal, a number for that finite value there, False for none."""
     N = q.shape[-2]
     scores = q @ np.swapaxes(k, -1, -2) * scale
-    if mask:
+    if mask is True:
         scores = scores + R.causal_mask(N)
+    elif mask:
+        scores = scores + mask * np.triu(np.ones((N, N)), k=1)
     return R.softmax(scores), v
 
 
@@ -207,6 +210,13 @@ def not_rotated(X, W_Q, W_K, W_V, W_O, n_heads):
          fix="scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d_k) + causal_mask(N)")
 def no_mask(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=False)
+
+
+@mistake("rope_attention", "the mask is a finite number (such as -100 or -500) instead of -inf: where the "
+         "allowed scores are far below it, the later positions keep weight",
+         fix="causal_mask(N), which holds -inf after the diagonal")
+def finite_mask(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=-100.0)
 
 
 @mistake("rope_attention", "the mask is applied after the softmax: the weights after the diagonal are "
@@ -466,6 +476,13 @@ def divided_by_window(weights):
 def divided_by_index(weights):
     with np.errstate(divide="ignore"):
         return _support(weights, divide_by=np.arange(weights.shape[-1]))
+
+
+@mistake("attention_support", "the support is divided by the number of non-zero weights in the row: query i "
+         "sees i + 1 positions, those of weight 0 included, so divide by i + 1",
+         fix="support / np.arange(1, weights.shape[-1] + 1)")
+def divided_by_nonzero(weights):
+    return _support(weights, divide_by=np.count_nonzero(weights, axis=-1))
 
 
 @mistake("attention_support", "0 log 0 gives nan: the zero weights must count as 0 in the entropy",

@@ -158,17 +158,34 @@ def _(t):
     t.expect_match(attention_case(t, 3, 5, 12, 2, scale=1.5))
 
 
+def far_future_case(t, N=5, d=8, heads=2, score=700.0):
+    """Inputs whose first query scores -`score` on its own key and 0 on every later one (in head 0;
+    the other heads see zeros). Position 0 is not rotated, so this holds whatever the frequencies.
+    A finite mask, added or set, of -100 or -500 leaves the future almost all the weight; -inf
+    none. At 700, exp of a masked score still fits a float64: code that exponentiates the whole
+    row and then zeroes the future stays right."""
+    d_k = d // heads
+    X = np.zeros((1, N, d))
+    X[0, 0, 0] = math.sqrt(score * math.sqrt(d_k))   # position 0 only: later keys and queries are 0
+    W_Q, W_K = np.zeros((d, d)), np.zeros((d, d))
+    W_Q[0, 0], W_K[0, 0] = 1.0, -1.0                 # q_0 . k_0 / sqrt(d_k) = -score
+    return C.rope_attention(X, (W_Q, W_K, t.normal(d, d), t.normal(d, d)), heads)
+
+
 @check("rope_attention", "weights: rows sum to 1, zero after the diagonal", 2, tol=None)
 def _(t):
-    """A query may look at its own and earlier positions only (eq. 8.34)."""
-    call = attention_case(t, 2, 5, 8, 2, scale=2.0)
-    got = t.student(call)
-    t.expect_tuple(got, call)
-    t.expect_array(got[1], (2, 2, 5, 5), "weights")
-    if np.abs(np.triu(got[1], k=1)).max() > 1e-12:
-        t.fail("weights are not 0 after the diagonal: add the causal mask before the softmax")
-    if not np.allclose(got[1].sum(axis=-1), 1.0, atol=1e-9):
-        t.fail("the rows of weights do not sum to 1")
+    """A query may look at its own and earlier positions only (eq. 8.34), however far the allowed
+    scores fall below the later ones: the mask is -inf, not a large finite number."""
+    for call in (attention_case(t, 2, 5, 8, 2, scale=2.0), far_future_case(t)):
+        got = t.student(call)
+        t.expect_tuple(got, call)
+        t.expect_array(got[1], call.args[0].shape[:1] + (2, 5, 5), "weights")
+        if np.abs(np.triu(got[1], k=1)).max() > 1e-12:
+            t.fail(f"{call.describe()}: weights are not 0 after the diagonal: add the causal mask, -inf "
+                   "after the diagonal, before the softmax (a finite value such as -100 leaves later "
+                   "positions weight where the allowed scores are far below it)")
+        if not np.allclose(got[1].sum(axis=-1), 1.0, atol=1e-9):
+            t.fail("the rows of weights do not sum to 1")
 
 
 @check("rope_attention", "a single position (N = 1)", 2)
@@ -177,7 +194,7 @@ def _(t):
     t.expect_match(attention_case(t, 2, 1, 8, 2))
 
 
-@check("rope_attention", "identical heads give identical weights: the same frequencies in every head", 4,
+@check("rope_attention", "identical heads give identical weights", 4,
        needs="several heads: N = 6, d = 16, A = 4")
 def _(t):
     """When every head has the same columns of W_Q, W_K and W_V, every head must compute the
@@ -194,8 +211,9 @@ def _(t):
         t.expect_array(got[1], (1, heads, N, N), "weights")
     for a in range(1, heads):
         if not np.allclose(got[1][0, a], got[1][0, 0], rtol=1e-6, atol=1e-9):
-            t.fail(f"heads 0 and {a} have the same projections but different weights: every head must "
-                   "rotate its queries and keys with the same frequencies, those of the head width d_k")
+            t.fail(f"heads 0 and {a} were given the same columns of W_Q, W_K and W_V but compute different "
+                   "weights: each head must take its own d_k columns (columns a*d_k to (a+1)*d_k - 1) and "
+                   "rotate them with the same frequencies as every other head, those of the head width d_k")
     t.credit_if_right(call, got)
 
 
@@ -461,17 +479,26 @@ def _(t):
 @check("attention_support", "normalised by the i + 1 positions a query sees, not by N", 2,
        needs="random causal rows of a (B, A, N, N) batch")
 def _(t):
-    """Query i can see i + 1 positions; dividing by N makes early queries look narrow. The
-    student's own support (or the right one, if theirs is wrong) divided by i + 1 must be their
-    normalised support."""
-    call = support_case(t, 4, 7, 7, sharpness=0.5)
-    with t.needs_right_result():
-        got = t.student(call)
-        t.expect_arrays(got, [(4, 7)] * 3)
+    """Query i can see i + 1 positions, those of weight 0 included; dividing by N makes early
+    queries look narrow. The student's own support (or the right one, if theirs is wrong)
+    divided by i + 1 must be their normalised support, also in rows with exact zeros."""
+    weights = C.causal_rows(t.rng, (4, 7, 7), 0.5)
+    zeros = weights.copy()
+    zeros[:, 4:, 1] = 0.0
+    zeros /= zeros.sum(axis=-1, keepdims=True)
     seen = np.arange(1, 8)
-    if not any(np.allclose(got[2], support / seen, rtol=1e-9, atol=1e-12) for support in (got[1], t.reference(call)[1])):
-        t.fail(f"{call.describe()}: normalised is not support / (i + 1): query i sees i + 1 positions")
-    t.credit_if_right(call, got)
+    observed = []
+    for call in (C.attention_support(weights), C.attention_support(zeros)):
+        with t.needs_right_result():
+            got = t.student(call)
+            t.expect_arrays(got, [(4, 7)] * 3)
+        if not any(np.allclose(got[2], support / seen, rtol=1e-9, atol=1e-12)
+                   for support in (got[1], t.reference(call)[1])):
+            t.fail(f"{call.describe()}: normalised is not support / (i + 1): query i sees i + 1 positions, "
+                   "those of weight 0 included")
+        observed.append((call, got))
+    for call, got in observed:
+        t.credit_if_right(call, got)
 
 
 @check("attention_support", "a single query (N = 1)", 1)

@@ -24,9 +24,11 @@ def _weights(d, scale=0.5):
     return tuple(_r(d, d, scale=scale) for _ in range(4))
 
 
-_X4, _W4 = _r(4, 8), _weights(8, scale=0.6)
-_k4 = R.apply_rope((_X4[:3] @ _W4[1]).reshape(3, 2, 4).transpose(1, 0, 2), np.arange(3))
-_v4 = (_X4[:3] @ _W4[2]).reshape(3, 2, 4).transpose(1, 0, 2)
+# a sequence of 6 positions, 2 heads of width 4: the cases are at t = 2 and t = 5, so that t - 1,
+# t, t + 1, 0 and the number of heads (what len(k_cache) gives) are all different positions
+_X6, _W6 = _r(6, 8), _weights(8, scale=0.6)
+_k6 = R.apply_rope((_X6[:5] @ _W6[1]).reshape(5, 2, 4).transpose(1, 0, 2), np.arange(5))
+_v6 = (_X6[:5] @ _W6[2]).reshape(5, 2, 4).transpose(1, 0, 2)
 
 CASES = {
     "rope_frequencies": [
@@ -45,10 +47,10 @@ CASES = {
          C.rope_attention(_r(2, 4, 8), _weights(8, scale=0.8), 2)),
     ],
     "kv_attention_step": [
-        ("t = 1: the second token, one cached position", C.kv_attention_step(
-            _X4[1], _k4[:, :1], _v4[:, :1], _W4, 2)),
-        ("t = 3: row 3 of rope_attention, three cached positions", C.kv_attention_step(
-            _X4[3], _k4, _v4, _W4, 2)),
+        ("t = 2: the third token, two cached positions", C.kv_attention_step(
+            _X6[2], _k6[:, :2], _v6[:, :2], _W6, 2)),
+        ("t = 5: row 5 of rope_attention, five cached positions", C.kv_attention_step(
+            _X6[5], _k6, _v6, _W6, 2)),
     ],
     "dropout": [
         ("evaluation: x unchanged", C.dropout(_r(2, 3), 0.5, 0, training=False)),
@@ -57,7 +59,8 @@ CASES = {
     "attention_support": [
         ("uniform causal rows: support 1, 2, 3", C.attention_support(
             np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None])),
-        ("a one-hot row, a row split in two, with exact zeros", C.attention_support(
-            np.array([[[1.0, 0.0], [0.5, 0.5]], [[1.0, 0.0], [1.0, 0.0]]]))),
+        ("one-hot rows, rows split in two, exact zeros; B = 2 sequences of N = 3", C.attention_support(
+            np.array([[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]],
+                      [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]]))),
     ],
 }

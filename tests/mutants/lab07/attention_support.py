@@ -47,6 +47,13 @@ WRONG = [
             with np.errstate(divide="ignore"):
                 return H, 2 ** H, 2 ** H / np.arange(weights.shape[-1])
     '''),
+    wrong(PART, "divided_by_nonzero_count", "divided_by_nonzero", '''
+        def attention_support(weights):
+            safe = np.where(weights > 0, weights, 1.0)
+            H = -(weights * np.log2(safe)).sum(axis=-1)
+            S = 2.0 ** H
+            return H, S, S / np.count_nonzero(weights, axis=-1)
+    '''),
     wrong(PART, "zero_log_zero", "nan_on_zeros", '''
         def attention_support(weights):
             H = -np.sum(weights * np.log2(weights), axis=-1)

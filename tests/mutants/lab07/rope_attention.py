@@ -66,6 +66,10 @@ WRONG = [
             weights = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k) + causal_mask(N))
             return (weights @ V).reshape(B, N, d) @ W_O, weights
     '''),
+    wrong(PART, "mask_minus_100_added", "finite_mask", variant(
+        mask="    scores = scores + np.triu(np.ones((N, N)), k=1) * -100\n")),
+    wrong(PART, "mask_minus_500_set", "finite_mask", variant(
+        mask="    scores = np.where(np.triu(np.ones((N, N)), k=1) == 1, -500.0, scores)\n")),
     wrong(PART, "mask_of_ones_times_minus_inf", None, variant(     # 0 · -inf is nan: every weight is nan
         mask="    scores = scores + np.triu(np.ones((N, N)), k=1) * -np.inf\n")),
 ]
@@ -89,6 +93,19 @@ CORRECT = [
                 heads.append(w @ (X @ W_V[:, cols]))
                 all_weights.append(w)
             return np.concatenate(heads, axis=-1) @ W_O, np.stack(all_weights, axis=1)
+    '''),
+    correct(PART, "exp_of_the_whole_row_then_tril", '''
+        def rope_attention(X, W_Q, W_K, W_V, W_O, n_heads):
+            B, N, d = X.shape
+            d_k = d // n_heads
+            q, k, v = (split_heads(matmul(X, W), n_heads) for W in (W_Q, W_K, W_V))
+            pos = np.arange(N)
+            q, k = apply_rope(q, pos), apply_rope(k, pos)
+            s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d_k)
+            s = s - np.where(np.tril(np.ones((N, N), bool)), s, -np.inf).max(-1, keepdims=True)
+            w = np.exp(s) * np.tril(np.ones((N, N)))
+            w = w / w.sum(-1, keepdims=True)
+            return matmul(merge_heads(w @ v), W_O), w
     '''),
     correct(PART, "einsum", '''
         def rope_attention(X, W_Q, W_K, W_V, W_O, n_heads):
