@@ -109,6 +109,23 @@ def test_no_cause_is_named_while_an_earlier_function_fails_its_own_checks():
     h.check(namespace["apply_rope"])
 
 
+def test_an_earlier_function_that_is_not_used_hides_no_cause():
+    """Only the earlier functions the checked code reaches (kv_attention_step -> apply_rope ->
+    rope_frequencies) can hide a cause: a wrong build_vocab says nothing about attention_backward."""
+    import inspect
+    h = helper("lab06_training")
+    namespace = dict(vars(ref06))
+    exec("def build_vocab(text):\n    return sorted(set(text))\n" + ELEMENTWISE, namespace)
+    message = failure(h.check, namespace["attention_backward"])
+    assert "likely cause: " in message and "note:" not in message, message
+    h7 = helper("lab07_rope_generation")
+    namespace = dict(vars(ref07))
+    exec("def rope_frequencies(d_k, base=10000.0):\n    return 10000.0 ** (-np.arange(0, d_k, 2) / d_k)\n"
+         + inspect.getsource(ref07.apply_rope) + inspect.getsource(ref07.kv_attention_step).replace(
+             "k_cache.shape[1]", "len(k_cache)"), namespace)
+    assert "note:    rope_frequencies does not pass" in failure(h7.check, namespace["kv_attention_step"])
+
+
 def test_a_kv_step_reading_the_heads_as_the_position_is_not_named_another_mistake():
     """`t = len(k_cache)` reads the number of heads: the visible cases are at positions that no
     head count, t - 1 or t + 1 matches, so no wrong 'likely cause' is named."""

@@ -384,12 +384,14 @@ def _fail(name, description, call, problem, outcome, mistakes, namespace):
 
 
 def _earlier_failing(name: str, namespace: dict) -> str | None:
-    """The first graded name before `name` (in notebook order) that the student has defined and
-    that fails one of its own visible cases; None if there is none."""
+    """The first graded name before `name` (in notebook order) that `name`'s code uses, directly
+    or through functions of the notebook, and that fails one of its own visible cases; None if
+    there is none."""
+    used = _names_used(namespace[name], namespace)
     for earlier, cases in CASES.items():
         if earlier == name:
             return None
-        if earlier not in namespace:
+        if earlier not in used:
             continue
         for _, call, names, expected, _ in cases:
             try:
@@ -399,6 +401,25 @@ def _earlier_failing(name: str, namespace: dict) -> str | None:
             if mismatch(got, expected, names=names, **TOL):
                 return earlier
     return None
+
+
+def _names_used(obj, namespace: dict) -> set:
+    """The names of `namespace` that the code of `obj` (a function, or a class's methods) reads,
+    and that the functions and classes among them read in turn."""
+    found, todo = set(), [obj]
+    while todo:
+        item = todo.pop()
+        members = vars(item).values() if isinstance(item, type) else [item]
+        functions = [getattr(m, "__func__", getattr(m, "fget", m)) for m in members]   # static, class, property
+        codes = [f.__code__ for f in functions if hasattr(f, "__code__")]
+        while codes:
+            code = codes.pop()
+            codes += [c for c in code.co_consts if hasattr(c, "co_names")]
+            for used in code.co_names:
+                if used in namespace and used not in found:
+                    found.add(used)
+                    todo.append(namespace[used])
+    return found
 
 
 def raised(outcome) -> bool:
