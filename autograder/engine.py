@@ -148,10 +148,11 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
                   digests: dict | None = None) -> list:
     """One result per student on the roster, with the gradebook's current scores: graded now
     (`fresh`), graded before, not graded (the grader `failed`, results.json is gone or damaged,
-    a newer submission waits, or it was never graded), or missing. `digests`: the submissions'
+    a newer submission waits, it was never graded, or its folder is refused), or missing. `digests`: the submissions'
     digests, where the caller has them."""
     fresh, failed, digests = fresh or {}, failed or {}, digests or {}
     submitted = set(course.submitted_students(assignment))
+    refused = course.refused_students(assignment)
     roster = course.roster(assignment)
     notebook = Path(course.notebook_name(assignment)).stem
     recorded, points = gradebook.read_all(course, assignment, notebook, [s for s in roster if s not in fresh])
@@ -176,6 +177,9 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
                                           f"graded, but not in the gradebook (removed from it?): {again}"))
         elif student in submitted:
             found.append(results.ungraded(student, assignment, suite, "error", f"submitted but not graded yet: {again}"))
+        elif student in refused:
+            found.append(results.ungraded(student, assignment, suite, "error",
+                                          f"submitted, but the folder is not graded: {refused[student]}"))
         else:
             found.append(results.ungraded(student, assignment, suite, "missing", "no submission"))
         found[-1].assignment_points = points

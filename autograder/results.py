@@ -81,16 +81,17 @@ class Result:
         """Why a human should look: parts not fully run, tampering, unreadable or missing,
         cells still to be graded by hand."""
         if self.status in ("unreadable", "missing", "error"):
-            return [f"{self.status}: {self.notes[0]}" if self.notes else self.status]
-        found = [f"{p.name}: {p.status}" for p in self.parts if p.status != "graded"]
-        if self.tampering:
-            found.append(f"tampering ({len(self.tampering)})")
-        found += [f"cell: {problem}" for problem in self.cells]
-        pending = [name for name, cell in self.hand_graded().items()
-                   if cell["needs_manual_grade"] and cell["manual_score"] is None]
-        if pending:
-            found.append(f"to grade by hand: {', '.join(sorted(pending))}" if len(pending) <= 3
-                         else f"to grade by hand: {len(pending)} written answers")
+            found = [f"{self.status}: {self.notes[0]}" if self.notes else self.status]
+        else:
+            found = [f"{p.name}: {p.status}" for p in self.parts if p.status != "graded"]
+            if self.tampering:
+                found.append(f"tampering ({len(self.tampering)})")
+            found += [f"cell: {problem}" for problem in self.cells]
+            pending = [name for name, cell in self.hand_graded().items()
+                       if cell["needs_manual_grade"] and cell["manual_score"] is None]
+            if pending:
+                found.append(f"to grade by hand: {', '.join(sorted(pending))}" if len(pending) <= 3
+                             else f"to grade by hand: {len(pending)} written answers")
         review = sorted(name for name, cell in self.recorded.get("cells", {}).items()
                         if cell["needs_manual_grade"] and cell["manual_score"] is not None)
         if review:

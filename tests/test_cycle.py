@@ -244,6 +244,17 @@ def test_hand_graded_cells_count_and_are_never_overwritten(tmp_path):
         assert next(g for g in nb.grades if g.name == "why_scale").needs_manual_grade
     assert (rows["erin"]["status"], rows["erin"]["score"], rows["erin"]["max_score"]) == (
         "missing", "0", f"{release_points:g}")
+    submit(path, "ada", "{ not a notebook")                                       # a damaged resubmission
+    grade(path)
+    row = grades(path)["ada"]
+    assert (row["status"], row["score"], row["why_scale"]) == ("unreadable", "3", "3")
+    assert "to review by hand (scored before a resubmission): why_scale" in row["needs_attention"]
+    with open_course(path).gradebook() as gb:                                    # enrolled, then refused
+        gb.add_student("o'brien")
+    submit(path, "o'brien", solved())
+    grade(path)
+    row = grades(path)["o'brien"]
+    assert row["status"] == "error" and "submitted, but the folder is not graded" in row["needs_attention"]
 
 
 def test_course_settings_and_a_busy_gradebook_are_one_line_each(tmp_path):
