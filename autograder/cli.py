@@ -119,6 +119,8 @@ def main(argv=None) -> int:
     try:
         handlers = {"grade": _grade, "feedback": _feedback, "report": _report, "demo": _demo,
                     "gradescope": _gradescope, "gradescope-run": _gradescope_run, "sync": _sync}
+        if getattr(args, "assignment", None) is not None:
+            labs.load(args.assignment)      # a typo or a trailing slash: one line naming the labs, for every command
         return handlers[args.command](args)
     except (CourseError, sandbox.SandboxUnavailable, labs.UnknownAssignment) as exc:
         print(f"attnlab: {exc}", file=sys.stderr)

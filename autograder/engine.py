@@ -60,7 +60,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     if set(unknown) & set(refused):
         raise CourseError("; ".join(f"{s}: {refused[s]}" for s in unknown if s in refused))
     if unknown:
-        raise CourseError(f"unknown student(s) {', '.join(unknown)}: not in the gradebook and nothing in "
+        raise CourseError(f"unknown student(s) {', '.join(map(repr, unknown))}: not in the gradebook and nothing in "
                           f"{course.path('submitted', '<student>', assignment)}")
     candidates = roster if students is None else sorted(set(students))
     submitted = set(course.submitted_students(assignment))

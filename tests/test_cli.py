@@ -24,6 +24,10 @@ def one_line_error(out, *words):
     (["grade", ASSIGNMENT, "--jobs", "-3"], ["--jobs", "positive"]),
     (["gradescope", ASSIGNMENT, "--submission-timeout", "0"], ["--submission-timeout"]),
     (["grade"], ["assignment"]),
+    (["grade", f"{ASSIGNMENT}/"], ["unknown assignment", f"known: {ASSIGNMENT}"]),          # a tab-completed slash
+    (["feedback", f"assignments/{ASSIGNMENT}"], ["unknown assignment", f"known: {ASSIGNMENT}"]),
+    (["report", ASSIGNMENT[:-1]], ["unknown assignment", f"known: {ASSIGNMENT}"]),
+    (["gradescope", "lab99"], ["unknown assignment", f"known: {ASSIGNMENT}"]),
 ])
 def test_bad_options_are_refused_in_one_line(tmp_path, args, words):
     one_line_error(run_tool("attnlab", *args, cwd=tmp_path, check=False), *words)
@@ -40,7 +44,9 @@ def test_commands_outside_a_checkout_say_so_in_one_line(tmp_path):
 
 def test_unknown_student_is_refused(course):
     one_line_error(run_tool("attnlab", "grade", ASSIGNMENT, "--student", "nobody-here", cwd=course, check=False),
-                   "unknown student(s) nobody-here")
+                   "unknown student(s) 'nobody-here'")
+    one_line_error(run_tool("attnlab", "grade", ASSIGNMENT, "--student", "", cwd=course, check=False),
+                   "unknown student(s) ''")
 
 
 def test_version_and_help_on_every_option():
