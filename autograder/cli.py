@@ -178,6 +178,10 @@ def _grade(args) -> int:
                   and (not args.student or r.student in args.student) for r in batch.results)
     print(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
           + (f"; {skipped} already graded (--force regrades them)" if skipped else ""), file=sys.stderr)
+    if batch.added:
+        shown = ", ".join(batch.added[:10]) + (f" and {len(batch.added) - 10} more" if len(batch.added) > 10 else "")
+        print(f"added to the gradebook (a submission, and no entry there, as nbgrader's autograde adds them): {shown}",
+              file=sys.stderr)
     for folder, why in course.refused_students(args.assignment).items():
         print(f"NOT GRADED {course.path('submitted', folder, args.assignment)}: {why}", file=sys.stderr)
     for result in batch.results:

@@ -40,6 +40,7 @@ class Batch:
     seconds: float        # wall time of this run
     jobs: int
     failed: list = ()     # the students the grader itself failed on: nothing of theirs was recorded
+    added: list = ()      # the students with a submission that this run added to the gradebook
 
 
 def grade(course: Course, assignment: str, students=None, jobs: int | None = None, force: bool = False,
@@ -110,7 +111,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
         gradebook.reprice(sorted(set(recorded) - set(todo)))
     everyone = class_results(course, assignment, suite, done, failed, digests)
     refresh(course, assignment, everyone, written=done)
-    batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs, sorted(failed))
+    batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs, sorted(failed), sorted(gradebook.added))
     _write_last_run(course, assignment, batch, mode)
     return batch
 
@@ -174,7 +175,9 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
             found.append(result)
         elif result is not None:
             found.append(results.ungraded(student, assignment, suite, "error",
-                                          f"graded, but not in the gradebook (removed from it?): {again}"))
+                                          "graded, but not in the gradebook (removed from it?), so nbgrader export "
+                                          "leaves them out; `attnlab grade` adds back a student with a submission: "
+                                          f"to drop them, also remove {course.path('submitted', student, assignment)}"))
         elif student in submitted:
             found.append(results.ungraded(student, assignment, suite, "error", f"submitted but not graded yet: {again}"))
         elif student in refused:

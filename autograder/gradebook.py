@@ -94,6 +94,7 @@ class GradebookWriter:
             raise CourseError(f"nbgrader_config.py: the late penalty cannot be set up "
                               f"({type(exc).__name__}: {str(exc).splitlines()[0][:300]})") from None
         self.late_plugin = late.plugin_inst
+        self.added: list = []       # the students this writer added to the gradebook
 
     def __enter__(self):
         return self
@@ -136,6 +137,7 @@ class GradebookWriter:
         if result.student not in self.students:
             self.gb.add_student(result.student)
             self.students.add(result.student)
+            self.added.append(result.student)
         new = submission is None or resubmitted     # work no human has looked at yet
         if submission is None:
             extra = {"timestamp": result.timestamp} if result.timestamp else {}

@@ -255,6 +255,15 @@ def test_hand_graded_cells_count_and_are_never_overwritten(tmp_path):
     grade(path)
     row = grades(path)["o'brien"]
     assert row["status"] == "error" and "submitted, but the folder is not graded" in row["needs_attention"]
+    submit(path, "bea", solved())
+    added = "added to the gradebook (a submission, and no entry there, as nbgrader's autograde adds them): "
+    assert added + "bea\n" in grade(path).stderr                                   # said when it happens
+    with open_course(path).gradebook() as gb:                                    # a student dropped
+        gb.remove_student("ada")
+    run_tool("attnlab", "report", ASSIGNMENT, cwd=path)
+    row = grades(path)["ada"]
+    assert row["status"] == "error" and "adds back a student with a submission: to drop them" in row["needs_attention"]
+    assert added + "ada\n" in grade(path).stderr
 
 
 def test_course_settings_and_a_busy_gradebook_are_one_line_each(tmp_path):
