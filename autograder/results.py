@@ -61,9 +61,13 @@ class Result:
         cell = self.recorded.get("cells", {}).get(f"test_{part.name}")
         return part.score if cell is None else cell["score"]
 
-    def adjusted(self, part) -> bool:
-        cell = self.recorded.get("cells", {}).get(f"test_{part.name}")
-        return cell is not None and (cell["manual_score"] is not None or cell["extra_credit"] != 0)
+    def adjustment(self, part) -> str:
+        """What a human changed of `part`'s score in the gradebook, in words ('' if nothing)."""
+        cell = self.recorded.get("cells", {}).get(f"test_{part.name}") or {}
+        manual, extra = cell.get("manual_score"), cell.get("extra_credit") or 0.0
+        said = ([f"set this part's score to {points(manual)}"] if manual is not None else []) + \
+               ([f"added {points(extra)} point{'s' * (extra != 1)} of extra credit"] if extra else [])
+        return f"The instructor {' and '.join(said)}" if said else ""
 
     def comment(self, name: str) -> str:
         return self.recorded.get("comments", {}).get(name, "")
@@ -129,9 +133,10 @@ def _tests(result: Result) -> list:
         tests += [_test(f"{c.part}: {c.title}", c.score, c.max_score, _output(c),
                         [c.part] + (["not run"] if c.status == "not run" else []), c.status == "passed")
                   for c in p.checks]
-        if result.adjusted(p):
-            tests.append(_test(f"{p.name}: score set by the instructor", result.part_score(p) - p.score, 0,
-                               result.comment(p.name), [p.name, "manual"], True))
+        if result.adjustment(p):
+            tests.append(_test(f"{p.name}: changed by the instructor", result.part_score(p) - p.score, 0,
+                               "\n".join(filter(None, (result.adjustment(p) + ".", result.comment(p.name)))),
+                               [p.name, "manual"], True))
     for name, cell in sorted(result.hand_graded().items()):
         tests.append(_test(f"{name}: graded by hand", cell["score"], cell["max_score"] or 0,
                            cell["comment"], [name, "manual"], cell["score"] >= (cell["max_score"] or 0)))

@@ -5,6 +5,7 @@ scores, comments, extra credit and late penalties reach grades.csv, results.json
 feedback exactly as `nbgrader export` shows them, and hand-graded cells are left alone.
 """
 import csv
+import html
 import json
 import os
 import re
@@ -107,7 +108,9 @@ def test_manual_grades_reach_every_output_and_survive_a_regrade(course):
     run_tool("attnlab", "feedback", ASSIGNMENT, "--student", "ada", cwd=course)
     page = (course / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert f"{expected:g} / {row['max_score']}" in page and "Subtract the &lt;b&gt;max&lt;/b&gt;." in page
-    assert "set this part's score to 3" in page
+    assert "set this part's score to 3 (the checks below gave 8)" in html.unescape(page)
+    assert "The instructor added 1.5 points of extra credit (the checks below gave 10)" in page   # not "set"
+    assert "extra credit" in next(t for t in data["tests"] if t["name"] == "layer_norm: changed by the instructor")["output"]
 
 
 def test_late_penalty_from_nbgrader_configuration(course, tmp_path):
