@@ -182,6 +182,11 @@ def _grade(args) -> int:
         shown = ", ".join(batch.added[:10]) + (f" and {len(batch.added) - 10} more" if len(batch.added) > 10 else "")
         print(f"added to the gradebook (a submission, and no entry there, as nbgrader's autograde adds them): {shown}",
               file=sys.stderr)
+    stale = [s for s in batch.graded if any(course.path("feedback", s, args.assignment).glob("*.html"))]
+    if stale:
+        print(f"the feedback pages of {len(stale)} student(s) predate this grading ({', '.join(stale[:10])}"
+              f"{', ...' if len(stale) > 10 else ''}): run `attnlab feedback {args.assignment}` before "
+              "`nbgrader release_feedback`", file=sys.stderr)
     for folder, why in course.refused_students(args.assignment).items():
         print(f"NOT GRADED {course.path('submitted', folder, args.assignment)}: {why}", file=sys.stderr)
     for result in batch.results:

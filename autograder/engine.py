@@ -14,7 +14,7 @@ import secrets
 import stat
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -224,16 +224,20 @@ def current(course: Course, assignment: str) -> list:
 
 def refresh(course: Course, assignment: str, everyone: list, written=()) -> None:
     """Write the grades table, and rewrite the results.json files (but those just `written`) whose
-    gradebook scores changed since they were written (a human graded in formgrader)."""
+    gradebook scores changed since they were written (a human graded in formgrader), also where
+    a newer submission waits: the graded work's results.json shows the grade that stands."""
     results.write_csv(course.grades_table(assignment), everyone, list(labs.load(assignment).suite.parts))
     for result in everyone:
-        if result.student in written or result.status == "error":   # error: not graded, nothing to rewrite
-            continue
         path = _results_path(course, result.student, assignment)
-        if result.recorded and path.exists():
-            text = results.json_text(result)
-            if path.read_text() != text:
-                _replace(path, text)
+        if result.student in written or not result.recorded or not path.exists():
+            continue
+        if result.status == "error":     # not graded now: the graded work's file, with today's scores
+            result = replace(_read_result(path) or result, recorded=result.recorded)
+            if result.status == "error":
+                continue
+        text = results.json_text(result)
+        if path.read_text() != text:
+            _replace(path, text)
 
 
 def last_run_path(course: Course, assignment: str) -> Path:

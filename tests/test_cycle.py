@@ -443,9 +443,19 @@ def test_every_command_shows_the_newest_submission_state(tmp_path):
     out = run_tool("attnlab", "report", ASSIGNMENT, cwd=path)
     assert (grades(path)["bob"]["status"], grades(path)["bob"]["score"]) == ("error", "100")
     assert "autograded/ has no readable results.json" in grades(path)["bob"]["needs_attention"]
-    assert "graded 2 submission(s)" in grade(path).stderr
+    with open_course(path).gradebook() as gb:                 # a TA scores ada's standing grade meanwhile
+        nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "ada")
+        next(g for g in nb.grades if g.name == "test_softmax").manual_score = 3
+        gb.db.commit()
+    run_tool("attnlab", "report", ASSIGNMENT, cwd=path)
+    assert (grades(path)["ada"]["status"], grades(path)["ada"]["score"]) == ("error", "95")
+    assert result(path, "ada")["score"] == 95                  # results.json shows the grade that stands
+    out = grade(path).stderr
+    assert "graded 2 submission(s)" in out
+    assert "the feedback pages of 1 student(s) predate this grading (bob): run `attnlab feedback" in out
     assert {s: (r["status"], r["score"]) for s, r in grades(path).items()} == {
-        "ada": ("graded", "0"), "bob": ("graded", "100"), "cy": ("graded", "100"), "dan": ("missing", "0")}
+        "ada": ("graded", "3"), "bob": ("graded", "100"), "cy": ("graded", "100"), "dan": ("missing", "0")}
+    assert "to review by hand (scored before a resubmission): test_softmax" in grades(path)["ada"]["needs_attention"]
 
 
 def test_a_regrade_of_the_same_work_keeps_what_a_grader_decided(tmp_path):
