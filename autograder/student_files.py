@@ -61,9 +61,10 @@ def submission_time(folder: Path):
 
 
 def notebooks_in(folder: Path) -> list:
-    """The notebooks under `folder`, as paths relative to it, leaving out what editors and
-    archivers add beside a student's work (.ipynb_checkpoints/, macOS's __MACOSX/ and ._ files)."""
-    return sorted(p.relative_to(folder) for p in Path(folder).rglob("*.ipynb")
+    """The notebooks under `folder` (.ipynb in any case: an upload from Windows may say .IPYNB),
+    as paths relative to it, leaving out what editors and archivers add beside a student's work
+    (.ipynb_checkpoints/, macOS's __MACOSX/ and ._ files)."""
+    return sorted(p.relative_to(folder) for p in Path(folder).rglob("*.[iI][pP][yY][nN][bB]")
                   if not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(folder).parts))
 
 

@@ -249,6 +249,7 @@ def test_a_version_3_notebook_is_upgraded(tmp_path):
     (["upload/mine.ipynb"], "upload/mine.ipynb"),
     (["one.ipynb", "two.ipynb"], NOTEBOOK),
     ([NOTEBOOK, "other.ipynb"], NOTEBOOK),
+    (["LAB05.IPYNB", "notes.txt"], "LAB05.IPYNB"),                 # an upload from Windows
 ])
 def test_the_notebook_of_a_submission_folder(tmp_path, files, graded):
     """The expected notebook, or the student's only one, wherever an archiver or an editor put
