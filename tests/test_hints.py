@@ -10,6 +10,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from autograder import labs
+from autograder.labs.lab05 import reference as ref05
 from autograder.labs.lab06 import reference as ref06
 from autograder.labs.lab07 import reference as ref07
 from conftest import ROOT
@@ -124,6 +125,77 @@ def test_an_earlier_function_that_is_not_used_hides_no_cause():
          + inspect.getsource(ref07.apply_rope) + inspect.getsource(ref07.kv_attention_step).replace(
              "k_cache.shape[1]", "len(k_cache)"), namespace)
     assert "note:    rope_frequencies does not pass" in failure(h7.check, namespace["kv_attention_step"])
+
+
+WRONG_TOP_K = """
+def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+    probs = softmax(np.asarray(logits, dtype=np.float64) / temperature)
+    order = np.argsort(probs)[:top_k] if top_k is not None else np.arange(len(probs))
+    out = np.zeros_like(probs)
+    out[order] = probs[order] / probs[order].sum()
+    return out
+"""
+
+
+@pytest.mark.parametrize("held", [
+    "def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False, dist=next_token_probs):\n"
+    "    probs = dist(logits, temperature, top_k, top_p)\n",                                   # a default argument
+    "DIST = functools.partial(next_token_probs, temperature=1.0)\n"
+    "def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):\n"
+    "    probs = DIST.func(logits, temperature, top_k, top_p)\n",                               # a partial
+    "TOOLS = {'probs': next_token_probs}\n"
+    "def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):\n"
+    "    probs = TOOLS['probs'](logits, temperature, top_k, top_p)\n",                          # a dict
+])
+def test_an_earlier_function_held_in_a_default_a_partial_or_a_dict_is_reached(held):
+    """A correct sample_token that reaches a wrong next_token_probs through a default argument,
+    a partial or a dict was told 'temperature, top_k and top_p are not passed on'."""
+    h = helper("lab06_training")
+    namespace = dict(vars(ref06))
+    exec("import functools\n" + WRONG_TOP_K + held + "    if greedy:\n        return int(np.argmax(logits))\n"
+         "    return int(rng.choice(len(probs), p=probs))\n", namespace)
+    message = failure(h.check, namespace["sample_token"])
+    assert "likely cause:" not in message and "note:    next_token_probs does not pass" in message, message
+
+
+def test_an_attribute_of_the_same_name_is_not_a_use():
+    """decode calling str.encode does not use the notebook's (wrong) encode."""
+    h = helper("lab06_training")
+    namespace = dict(vars(ref06))
+    exec("def encode(text, stoi):\n    return [stoi[c] for c in dict.fromkeys(text)]\n"
+         "def decode(ids, itos):\n    return ''.join(itos[int(i)] for i in ids if int(i) != 0).encode().decode()\n",
+         namespace)
+    assert "note:" not in failure(h.check, namespace["decode"])
+
+
+def test_an_earlier_stub_is_not_called_the_checked_functions_and_shown_notes_do_not_count():
+    """A correct sample_token calling next_token_probs, still the stub, was told it is the stub
+    itself; and failures shown with the note brought the exact fix forward."""
+    import inspect
+    h = helper("lab06_training")
+    namespace = dict(vars(ref06))
+    exec("def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):\n    raise NotImplementedError()\n"
+         + inspect.getsource(ref06.sample_token), namespace)
+    message = failure(h.check, namespace["sample_token"])
+    assert "is still the stub" not in message and "note:    next_token_probs does not pass" in message, message
+    h7 = helper("lab07_rope_generation")
+    namespace = dict(vars(ref07))
+    exec("def rope_frequencies(d_k, base=10000.0):\n    return 10000.0 ** (-np.arange(0, d_k, 2) / d_k)\n"
+         + inspect.getsource(ref07.apply_rope).replace("rope_frequencies(x.shape[-1], base)",
+                                                       "rope_frequencies(x.shape[-1])"), namespace)
+    for _ in range(3):
+        assert "note:" in failure(h7.check, namespace["apply_rope"])
+    exec(inspect.getsource(ref07.rope_frequencies), namespace)
+    message = failure(h7.check, namespace["apply_rope"])
+    assert "likely cause: the base is not passed on" in message and "fix (shown after" not in message, message
+
+
+def test_where_names_the_students_line_not_one_inside_numpy():
+    h = helper("lab05_transformers")
+    namespace = dict(vars(ref05))
+    exec("def softmax(z):\n    e = np.exp(z)\n    return np.einsum('ij,jk->ik', e, e)\n", namespace)
+    message = failure(h.check, namespace["softmax"])
+    assert "where:   line 3 of softmax" in message, message
 
 
 def test_a_kv_step_reading_the_heads_as_the_position_is_not_named_another_mistake():

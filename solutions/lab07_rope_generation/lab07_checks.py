@@ -266,6 +266,9 @@ def _describe(exc: BaseException, limit: int) -> str:
         text += f" ({where})"
     return text if len(text) <= limit else text[:limit] + "..."
 
+import dis
+import functools
+import os
 import sys
 import traceback
 import warnings
@@ -309,7 +312,7 @@ def check(obj) -> None:
         try:
             got, given = _quietly(execute, call, namespace)
         except NotImplementedError as exc:
-            if not str(exc):
+            if not str(exc) and _raised_in(exc, obj):
                 raise StillAStub(f"{name} is still the stub: replace `raise NotImplementedError()` "
                                  "with your code, then run this cell again.") from None
             _fail(name, description, call, f"raised NotImplementedError: {exc}", exc, mistakes, namespace)
@@ -356,7 +359,6 @@ def _fail(name, description, call, problem, outcome, mistakes, namespace):
     While an earlier graded name fails its own cases, no cause is named: this one may call it,
     and a correct function fed a wrong helper's result looks like one of its own mistakes."""
     key = (name, description)
-    _failures[key] = _failures.get(key, 0) + 1
     lines = [f"{name} failed the visible check '{description}'.",
              f"  call:    {call.describe()}",
              f"  problem: {problem}"]
@@ -369,6 +371,7 @@ def _fail(name, description, call, problem, outcome, mistakes, namespace):
         lines.append(f"  note:    {earlier} does not pass its own visible checks yet; if {name} uses it, "
                      f"fix {earlier} first (no likely cause is named until it passes)")
         raise CheckFailed("\n".join(lines), frames) from None
+    _failures[key] = _failures.get(key, 0) + 1
     cause = _cause(outcome, mistakes)
     if cause is None and raised and "NoneType" in str(outcome):
         cause = ("a value that is None was used as an array: an argument left at its default "
@@ -404,22 +407,48 @@ def _earlier_failing(name: str, namespace: dict) -> str | None:
 
 
 def _names_used(obj, namespace: dict) -> set:
-    """The names of `namespace` that the code of `obj` (a function, or a class's methods) reads,
-    and that the functions and classes among them read in turn."""
-    found, todo = set(), [obj]
+    """The names of `namespace` whose objects the code of `obj` reaches: the globals its code
+    loads, the objects held in its default arguments, closures and `functools.partial`s, and
+    those in the lists, tuples and dicts among them; then what those reach in turn."""
+    named = {id(value): key for key, value in namespace.items()}
+    found, todo, seen = set(), [obj], set()
     while todo:
         item = todo.pop()
-        members = vars(item).values() if isinstance(item, type) else [item]
-        functions = [getattr(m, "__func__", getattr(m, "fget", m)) for m in members]   # static, class, property
-        codes = [f.__code__ for f in functions if hasattr(f, "__code__")]
-        while codes:
-            code = codes.pop()
-            codes += [c for c in code.co_consts if hasattr(c, "co_names")]
-            for used in code.co_names:
-                if used in namespace and used not in found:
-                    found.add(used)
-                    todo.append(namespace[used])
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if id(item) in named and item is not obj:
+            found.add(named[id(item)])
+        if isinstance(item, (list, tuple, set, frozenset)):
+            todo += list(item)
+        elif isinstance(item, dict):
+            todo += list(item.values())
+        elif isinstance(item, functools.partial):
+            todo += [item.func, *item.args, *item.keywords.values()]
+        elif isinstance(item, type):
+            todo += [getattr(m, "__func__", getattr(m, "fget", m)) for m in vars(item).values()]
+        elif hasattr(item, "__code__"):
+            todo += [*(item.__defaults__ or ()), *(item.__kwdefaults__ or {}).values(),
+                     *(c.cell_contents for c in item.__closure__ or () if _filled(c)),
+                     *(namespace[n] for n in _globals_loaded(item.__code__) if n in namespace)]
     return found
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _globals_loaded(code) -> set:
+    """The global names that `code` and the code nested in it load (attribute names aside)."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            names |= _globals_loaded(const)
+    return names
 
 
 def raised(outcome) -> bool:
@@ -462,8 +491,21 @@ def _overflowed(value):
 
 
 def _own_frames(exc) -> list:
-    """The frames of the student's code in an exception's traceback (not this helper's)."""
-    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
+    """The frames of the student's code in an exception's traceback: not this helper's, and not
+    those of NumPy or any installed or standard library."""
+    libraries = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(np.__file__)})
+    return [f for f in traceback.extract_tb(exc.__traceback__)
+            if f.filename != __file__ and not f.filename.startswith(libraries)]
+
+
+def _raised_in(exc, obj) -> bool:
+    """Whether `exc` was raised by the code of `obj` (a function, or a method of the class)."""
+    tb = exc.__traceback__
+    while tb.tb_next:
+        tb = tb.tb_next
+    members = vars(obj).values() if isinstance(obj, type) else [obj]
+    codes = {getattr(getattr(m, "__func__", m), "__code__", None) for m in members}
+    return tb.tb_frame.f_code in codes
 
 
 def _property(calls, namespace, not_reproducible, ignores_rng) -> str | None:
