@@ -16,8 +16,8 @@ from . import sandbox
 from .checks import PartAborted, StudentError
 from .worker.invoke import describe_exception, execute, inputs as _inputs
 from .worker.protocol import Described, ProtocolError, decode, encode
+from .worker.rebind import rebind
 
-_MISSING = object()
 _UNASKED = "a message that answers nothing the grader asked"
 
 
@@ -37,16 +37,12 @@ class LocalRunner:
     @contextlib.contextmanager
     def part(self, name: str, oracles: list):
         """Swap in the reference versions of `oracles` (the earlier parts) while `name` is checked."""
-        saved = {n: self.namespace.get(n, _MISSING) for n in oracles}
-        self.namespace.update({n: self.reference[n] for n in oracles})
+        undo = rebind(self.namespace, {n: self.reference[n] for n in oracles})
         try:
             yield True
         finally:
-            for n, value in saved.items():
-                if value is _MISSING:
-                    self.namespace.pop(n, None)
-                else:
-                    self.namespace[n] = value
+            for action in reversed(undo):
+                action()
 
     def run(self, call, inputs: bool = False):
         try:

@@ -9,9 +9,10 @@ import zipfile
 import nbformat
 import pytest
 
-from autograder import demo, labs, notebooks, secret, submission
+from autograder import demo, examples, labs, notebooks, sandbox, secret, submission
 from autograder.checks import run_part
 from autograder.course import submitted_notebook
+from autograder.grading import Slot
 from autograder.runners import LocalRunner
 from conftest import ASSIGNMENT, ROOT, fixed_secret, run_tool
 
@@ -138,6 +139,41 @@ def test_sandboxed_and_in_process_grading_agree(course):
         for mine, theirs in zip(local, remote):
             assert [(c.score, c.message, c.diagnosis) for c in mine.checks] == \
                 [(c["score"], c["message"], c["diagnosis"]) for c in theirs["checks"]], (student, mine.name)
+
+
+def test_a_part_holding_an_earlier_part_is_graded_with_the_official_one(tmp_path):
+    """Each part is graded with the official earlier parts, also where the student's code holds
+    the earlier function itself (a default argument, a functools.partial, a dict), not its name:
+    a correct sample_token and attention_backward lost points (and got a wrong diagnosis) for a
+    wrong next_token_probs and linear_backward. In the sandbox and in this process alike."""
+    lab = "lab06_training"
+    key = notebooks.read(ROOT / "solutions" / lab / f"{lab}.ipynb")
+    answers = {g: notebooks.without_markers(c) for g, c in notebooks.answer_cells(key).items()}
+    answers["next_token_probs"] = answers["next_token_probs"].replace("def next_token_probs(", "def _ntp(") + \
+        "\ndef next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):\n" \
+        "    return _ntp(logits, 2 * temperature, top_k, top_p)\n"
+    answers["sample_token"] = "import functools\n" + answers["sample_token"].replace(
+        "top_p=None, greedy=False):", "top_p=None, greedy=False, dist=next_token_probs):").replace(
+        "probs = next_token_probs(", "probs = TOOLS['probs'](") + "\nTOOLS = {'probs': functools.partial(next_token_probs)}\n"
+    answers["linear_backward"] = answers["linear_backward"].replace("dy2.sum(axis=0)", "2 * dy2.sum(axis=0)")
+    answers["attention_backward"] = answers["attention_backward"].replace(
+        "W_O, n_heads):", "W_O, n_heads, lin=linear_backward):", 1)
+    nb = examples.fill(notebooks.read(ROOT / "assignments" / lab / f"{lab}.ipynb"), answers)
+    path = tmp_path / f"{lab}.ipynb"
+    path.write_text(nbformat.writes(nb))
+    slot = Slot(lab, ROOT / "assignments" / lab, f"{lab}.ipynb", "bwrap", sandbox.Limits())
+    try:
+        sandboxed, _ = slot.grade("student", path)
+    finally:
+        slot.worker.close()
+    lab_suite = labs.load(lab).suite
+    namespace = {}
+    for source in (labs.reference_path(lab).read_text(), *answers.values()):   # the reference, then the answers
+        exec(source, namespace)
+    local = [run_part(lab_suite, name, LocalRunner(namespace, lab_suite.reference)) for name in lab_suite.parts]
+    for parts in (sandboxed.parts, local):
+        lost = {p.name: p.max_score - p.score for p in parts if p.score < p.max_score}
+        assert set(lost) == {"next_token_probs", "linear_backward"}, lost
 
 
 def test_zip_collect_takes_an_lms_download(tmp_path):

@@ -40,6 +40,7 @@ import time
 from . import isolation
 from .invoke import describe_exception, execute
 from .protocol import Channel, Described, ProtocolError, decode, encode
+from .rebind import rebind
 
 CTL_FD = 3
 _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
@@ -562,8 +563,7 @@ def _kind(exc: BaseException) -> str:
 
 def part(data: Channel, namespace: dict, msg: dict) -> None:
     oracle = _Oracle(data)
-    for spec in msg["oracles"]:
-        namespace[spec["name"]] = oracle.proxy(spec)
+    rebind(namespace, {spec["name"]: oracle.proxy(spec) for spec in msg["oracles"]})
     data.send(encode({"seq": msg["seq"], "event": "ready"}))
     own = os.getpid()
     while True:

@@ -1,0 +1,93 @@
+"""Earlier parts replaced wherever the notebook holds them, not only by name.
+
+A part is graded with the official versions of the earlier parts. Binding their names is not
+enough: code that holds the student's version in a default argument, a closure, a
+`functools.partial`, or a dict or list of the notebook keeps calling it, and a correct later
+part then loses points (with a wrong diagnosis) for the earlier part's mistake. `rebind` swaps
+the student's object for the official one in each of those places too, by identity, one level
+deep; nothing else of the notebook is touched.
+"""
+import functools
+import types
+
+
+def rebind(namespace: dict, replacements: dict) -> list:
+    """Bind each name of `replacements` in `namespace` to its object, and put that object
+    wherever the namespace's functions, classes, partials, dicts and lists hold the object the
+    name had. The undo actions, to call in reverse order (a process that ends after the part
+    needs none)."""
+    swaps, undo = {}, []
+    for name, new in replacements.items():
+        if name in namespace:
+            if _own(namespace[name]):     # never a shared object (None, a builtin) held for other reasons
+                swaps[id(namespace[name])] = new
+            undo.append(functools.partial(namespace.__setitem__, name, namespace[name]))
+        else:
+            undo.append(functools.partial(namespace.pop, name, None))
+        namespace[name] = new
+    if not swaps:
+        return undo
+    undo += _rebind_in(namespace, swaps)
+    for value in list(dict.values(namespace)):
+        try:
+            for holder in _holders(value):
+                undo += _rebind_in(holder, swaps)
+        except Exception:       # an object of the student's that cannot be looked into keeps what it holds
+            continue
+    return undo
+
+
+def _swapped(value, swaps: dict):
+    """What `value` becomes: its replacement, a partial of its replacement, or itself."""
+    if id(value) in swaps:
+        return swaps[id(value)]
+    if type(value) is functools.partial and id(value.func) in swaps:
+        return functools.partial(swaps[id(value.func)], *value.args, **value.keywords)
+    return value
+
+
+def _own(value) -> bool:
+    """A function or class the notebook defined."""
+    return type(value) is types.FunctionType or (isinstance(value, type) and value.__module__ != "builtins")
+
+
+def _holders(value) -> list:
+    """The objects of a namespace value that can hold a reference: the function itself, a
+    class's methods, a dict or a list."""
+    if isinstance(value, type):
+        members = [getattr(m, "__func__", m) for m in vars(value).values()]
+        members += [getattr(m, "fget", None) for m in vars(value).values() if isinstance(m, property)]
+        return [m for m in members if type(m) is types.FunctionType]
+    if type(value) in (types.FunctionType, dict, list):
+        return [value]
+    return []
+
+
+def _rebind_in(holder, swaps: dict) -> list:
+    """Swap, in `holder`, every object of `swaps` (by id), and the partials of one, for its
+    replacement; the undo actions."""
+    undo = []
+    if type(holder) in (dict, list):
+        for key, value in list(dict.items(holder) if type(holder) is dict else enumerate(holder)):
+            new = _swapped(value, swaps)
+            if new is not value:
+                undo.append(functools.partial(holder.__setitem__, key, value))
+                holder[key] = new
+        return undo
+    defaults, kwdefaults = holder.__defaults__ or (), holder.__kwdefaults__ or {}
+    if any(_swapped(d, swaps) is not d for d in defaults):
+        undo.append(functools.partial(setattr, holder, "__defaults__", holder.__defaults__))
+        holder.__defaults__ = tuple(_swapped(d, swaps) for d in defaults)
+    if any(_swapped(d, swaps) is not d for d in kwdefaults.values()):
+        undo.append(functools.partial(setattr, holder, "__kwdefaults__", holder.__kwdefaults__))
+        holder.__kwdefaults__ = {k: _swapped(d, swaps) for k, d in kwdefaults.items()}
+    for cell in holder.__closure__ or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:      # a cell not filled yet
+            continue
+        new = _swapped(contents, swaps)
+        if new is not contents:
+            undo.append(functools.partial(setattr, cell, "cell_contents", contents))
+            cell.cell_contents = new
+    return undo
