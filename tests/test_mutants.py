@@ -447,6 +447,7 @@ ROPE_VALUES = ["one row at position 1, d_k = 4", "positions 0 to N - 1, d_k = 8"
     ("lab05_transformers", "eps_left_out", ["eps = 0.1 is used inside the square root",
                                             "rows with a small variance (default eps)"]),
     ("lab05_transformers", "finite_mask_set", ["with causal=True, earlier outputs ignore later positions"]),
+    ("lab06_training", "eps_in_the_root", ["other betas and eps"]),
     ("lab07_rope_generation", "mask_minus_100_added", ["weights: rows sum to 1, zero after the diagonal"]),
     ("lab07_rope_generation", "mask_minus_500_set", ["weights: rows sum to 1, zero after the diagonal"]),
     ("lab07_rope_generation", "divided_by_nonzero_count", ["rows with exact zeros before the diagonal",
