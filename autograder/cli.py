@@ -48,13 +48,13 @@ def _course_option(parser) -> None:
 def _limit_options(parser) -> None:
     """The sandbox limits (default: nbgrader_config.py's AttnLab settings, else AttnLab's)."""
     parser.add_argument("--call-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
-                        help=f"seconds per call of a student function (default {sandbox.Limits.call_seconds:g})")
+                        help=f"seconds per call of a student function (default: nbgrader_config.py's c.AttnLab.call_timeout, else {sandbox.Limits.call_seconds:g})")
     parser.add_argument("--cell-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
-                        help=f"seconds per notebook cell (default {sandbox.Limits.cell_seconds:g})")
+                        help=f"seconds per notebook cell (default: nbgrader_config.py's c.AttnLab.cell_timeout, else {sandbox.Limits.cell_seconds:g})")
     parser.add_argument("--submission-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
-                        help=f"seconds per submission in all (default {sandbox.Limits.submission_seconds:g})")
+                        help=f"seconds per submission in all (default: nbgrader_config.py's c.AttnLab.submission_timeout, else {sandbox.Limits.submission_seconds:g})")
     parser.add_argument("--memory", type=_positive(int, MIN_MEMORY_MIB), default=None, metavar="MiB",
-                        help=f"memory of the student's process (default {sandbox.Limits.memory_bytes // 2**20})")
+                        help=f"memory of the student's process (default: nbgrader_config.py's c.AttnLab.memory, else {sandbox.Limits.memory_bytes // 2**20})")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -278,7 +278,7 @@ def _demo(args) -> int:
     print(f"building an example course in {dest} ...")
     course, batch, pages, page = demo.run(repo, dest, _sandbox_mode(args.sandbox), args.jobs, assignment=args.lab)
     print(table(batch.results))
-    print(f"\ngraded {len(batch.graded)} submissions in {batch.seconds:.1f} s with {batch.jobs} workers")
+    print(f"\ngraded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)")
     print(f"grades table:    {course.grades_table(args.lab)}")
     print(f"feedback pages:  {course.path('feedback', '<student>', args.lab) / (args.lab + '.html')}"
           f"  ({len(pages)} written)")
