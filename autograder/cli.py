@@ -47,14 +47,16 @@ def _course_option(parser) -> None:
 
 def _limit_options(parser) -> None:
     """The sandbox limits (default: nbgrader_config.py's AttnLab settings, else AttnLab's)."""
+    default = "default: nbgrader_config.py's c.AttnLab.{}, else {:g}".format
     parser.add_argument("--call-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
-                        help=f"seconds per call of a student function (default: nbgrader_config.py's c.AttnLab.call_timeout, else {sandbox.Limits.call_seconds:g})")
+                        help=f"seconds per call of student code ({default('call_timeout', sandbox.Limits.call_seconds)})")
     parser.add_argument("--cell-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
-                        help=f"seconds per notebook cell (default: nbgrader_config.py's c.AttnLab.cell_timeout, else {sandbox.Limits.cell_seconds:g})")
+                        help=f"seconds per notebook cell ({default('cell_timeout', sandbox.Limits.cell_seconds)})")
     parser.add_argument("--submission-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
-                        help=f"seconds per submission in all (default: nbgrader_config.py's c.AttnLab.submission_timeout, else {sandbox.Limits.submission_seconds:g})")
+                        help=f"seconds per submission in all "
+                             f"({default('submission_timeout', sandbox.Limits.submission_seconds)})")
     parser.add_argument("--memory", type=_positive(int, MIN_MEMORY_MIB), default=None, metavar="MiB",
-                        help=f"memory of the student's process (default: nbgrader_config.py's c.AttnLab.memory, else {sandbox.Limits.memory_bytes // 2**20})")
+                        help=f"memory of student code ({default('memory', sandbox.Limits.memory_bytes / 2**20)})")
 
 
 def _parser() -> argparse.ArgumentParser:

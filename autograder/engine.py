@@ -149,8 +149,8 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
                   digests: dict | None = None) -> list:
     """One result per student on the roster, with the gradebook's current scores: graded now
     (`fresh`), graded before, not graded (the grader `failed`, results.json is gone or damaged,
-    a newer submission waits, it was never graded, or its folder is refused), or missing. `digests`: the submissions'
-    digests, where the caller has them."""
+    a newer submission waits, it was never graded, or its folder is refused), or missing.
+    `digests`: the submissions' digests, where the caller has them."""
     fresh, failed, digests = fresh or {}, failed or {}, digests or {}
     submitted = set(course.submitted_students(assignment))
     refused = course.refused_students(assignment)
