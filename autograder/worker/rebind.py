@@ -47,8 +47,11 @@ def _swapped(value, swaps: dict):
 
 
 def _own(value) -> bool:
-    """A function or class the notebook defined."""
-    return type(value) is types.FunctionType or (isinstance(value, type) and value.__module__ != "builtins")
+    """A function or class the notebook defined (a class whose metaclass objects counts as not)."""
+    try:
+        return type(value) is types.FunctionType or (isinstance(value, type) and value.__module__ != "builtins")
+    except Exception:
+        return False
 
 
 def _holders(value) -> list:
