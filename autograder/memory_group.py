@@ -24,10 +24,11 @@ class MemoryGroup:
         """Move process `pid` (and what it starts from then on) into the group."""
         (self.path / "cgroup.procs").write_text(str(pid))
 
-    def remove(self) -> None:
+    def remove(self, attempts: int = 500) -> None:
         """Remove the group once its processes are gone: they are being killed, and whatever is
-        still in it after a moment (a process that escaped the worker's kill) is killed here."""
-        for attempt in range(500):
+        still in it after a moment (a process that escaped the worker's kill) is killed here.
+        Gives up after `attempts` tries, 20 ms apart."""
+        for attempt in range(attempts):
             try:
                 self.path.rmdir()
                 return
@@ -74,14 +75,23 @@ def create(name: str, limit_bytes: int) -> MemoryGroup | None:
 
 def _remove_orphans(parent: Path) -> None:
     """Remove the groups of slots that were killed (SIGKILL leaves a slot no time to remove its
-    own): named attnlab-<slot's pid>-<uid>, their slot gone and no process left in them."""
+    own): named attnlab-<slot's pid>-<uid>, their slot gone or a zombie. What is still in one is
+    what the killed slot's sandbox left, still dying: it is killed, and waited for a second at most."""
     for group in parent.glob("attnlab-*-*"):
         creator = group.name.split("-")[1]
-        if creator.isdigit() and not Path(f"/proc/{creator}").exists():
-            try:
-                group.rmdir()      # refused while a process is in it
-            except OSError:
-                pass
+        if creator.isdigit() and not _alive(int(creator)):
+            orphan = MemoryGroup(group)
+            orphan._kill()
+            orphan.remove(attempts=50)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs: a killed slot stays a zombie until init reaps it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 def _write_if_present(path: Path, value: str) -> None:
