@@ -133,9 +133,10 @@ def _tests(result: Result) -> list:
         tests += [_test(f"{c.part}: {c.title}", c.score, c.max_score, _output(c),
                         [c.part] + (["not run"] if c.status == "not run" else []), c.status == "passed")
                   for c in p.checks]
-        if result.adjustment(p):
+        said = result.adjustment(p)
+        if said:
             tests.append(_test(f"{p.name}: changed by the instructor", result.part_score(p) - p.score, 0,
-                               "\n".join(filter(None, (result.adjustment(p) + ".", result.comment(p.name)))),
+                               "\n".join(filter(None, (said + ".", result.comment(p.name)))),
                                [p.name, "manual"], True))
     for name, cell in sorted(result.hand_graded().items()):
         tests.append(_test(f"{name}: graded by hand", cell["score"], cell["max_score"] or 0,
