@@ -108,12 +108,27 @@ def undumpable() -> None:
 
 
 def available(scratch: list, tmp_bytes: int, keep: list = ()) -> bool:
-    """Whether `enter` works here (probed in a throw-away child)."""
+    """Whether `enter` works here for a submission and, inside it, for a part (probed in
+    throw-away children). As root, the part's cannot: mapping uid 0 into a nested user
+    namespace takes CAP_SETFCAP, which the submission dropped (Linux 5.12)."""
+    def part():
+        enter(scratch, tmp_bytes, keep, pid_namespace=False)
+        drop_capabilities()
+
+    def submission():
+        enter(scratch, tmp_bytes, keep)
+        drop_capabilities()
+        if not _in_child(part):
+            raise IsolationError(errno.EPERM, "a part cannot have namespaces of its own")
+    return _in_child(submission)
+
+
+def _in_child(action) -> bool:
+    """Whether `action` runs in a forked child without raising."""
     pid = os.fork()
     if pid == 0:
         try:
-            enter(scratch, tmp_bytes, keep)
-            drop_capabilities()
+            action()
             os._exit(0)
         except BaseException:
             os._exit(1)

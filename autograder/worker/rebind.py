@@ -49,15 +49,21 @@ def _swapped(value, swaps: dict):
 def _own(value) -> bool:
     """A function or class the notebook defined (a class whose metaclass objects counts as not)."""
     try:
-        return type(value) is types.FunctionType or (isinstance(value, type) and value.__module__ != "builtins")
+        return type(value) is types.FunctionType or (_is_class(value) and value.__module__ != "builtins")
     except Exception:
         return False
+
+
+def _is_class(value) -> bool:
+    """Whether `value` is a class, by its real type: `isinstance` would ask the object for its
+    `__class__`, which a plot still being recorded answers by building the figure (0.1 s)."""
+    return issubclass(type(value), type)
 
 
 def _holders(value) -> list:
     """The objects of a namespace value that can hold a reference: the function itself, a
     class's methods, a dict or a list."""
-    if isinstance(value, type):
+    if _is_class(value):
         members = [getattr(m, "__func__", m) for m in vars(value).values()]
         members += [getattr(m, "fget", None) for m in vars(value).values() if isinstance(m, property)]
         return [m for m in members if type(m) is types.FunctionType]
