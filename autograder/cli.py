@@ -16,7 +16,7 @@ from traitlets import TraitError  # noqa: E402
 from .course import CourseError, graded_digest, load_config, open_course, submitted_notebook  # noqa: E402
 from .student_files import digest as folder_digest  # noqa: E402
 from .messages import points  # noqa: E402
-from .results import late_text  # noqa: E402
+from .results import UNRECORDED, late_text  # noqa: E402
 
 
 def _positive(kind, minimum=None, maximum=math.inf):
@@ -49,11 +49,11 @@ def _limit_options(parser) -> None:
     """The sandbox limits (default: nbgrader_config.py's AttnLab settings, else AttnLab's)."""
     default = "default: nbgrader_config.py's c.AttnLab.{}, else {:g}".format
     parser.add_argument("--call-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
-                        help=f"seconds per call of student code ({default('call_timeout', sandbox.Limits.call_seconds)})")
+                        help=f"CPU seconds per call of student code ({default('call_timeout', sandbox.Limits.call_seconds)})")
     parser.add_argument("--cell-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
-                        help=f"seconds per notebook cell ({default('cell_timeout', sandbox.Limits.cell_seconds)})")
+                        help=f"CPU seconds per notebook cell ({default('cell_timeout', sandbox.Limits.cell_seconds)})")
     parser.add_argument("--submission-timeout", type=_positive(float, maximum=MAX_SECONDS), default=None, metavar="S",
-                        help=f"seconds per submission in all "
+                        help=f"CPU seconds per submission in all "
                              f"({default('submission_timeout', sandbox.Limits.submission_seconds)})")
     parser.add_argument("--memory", type=_positive(int, MIN_MEMORY_MIB), default=None, metavar="MiB",
                         help=f"memory of student code ({default('memory', sandbox.Limits.memory_bytes / 2**20)})")
@@ -176,7 +176,7 @@ def _grade(args) -> int:
         if slots:
             grading.stop_slots(slots)
         raise
-    skipped = sum(r.status not in ("missing", "error") and r.student not in batch.graded
+    skipped = sum(r.status not in ("missing", *UNRECORDED) and r.student not in batch.graded
                   and (not args.student or r.student in args.student) for r in batch.results)
     print(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
           + (f"; {skipped} already graded (--force regrades them)" if skipped else ""), file=sys.stderr)

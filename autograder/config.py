@@ -1,6 +1,6 @@
 """AttnLab's settings in nbgrader_config.py, as traitlets beside nbgrader's own (`c.AttnLab.*`).
 
-    c.AttnLab.call_timeout = 2.0                    # seconds per call of a student function
+    c.AttnLab.call_timeout = 2.0                    # seconds per call of a student function (CPU, not load)
     c.AttnLab.memory = 2048                         # MiB for the student's process
     c.AttnLab.gradescope_details = "after_due_date" # when Gradescope shows the hidden checks' details
     c.AttnLab.lms_ids = {"2001": "ada"}             # LMS user id -> student id in the gradebook
@@ -16,12 +16,21 @@ MIN_MEMORY_MIB = 64
 MAX_SECONDS = 86400       # a time limit longer than a day is a typo (and inf overflows the clock)
 
 
+_CHARGED = ("(charged: CPU time, or wall time not spent waiting for a CPU; the machine's other "
+            "work is not charged)")
+
+
 class AttnLab(Configurable):
-    call_timeout = Float(Limits.call_seconds, help="Seconds per call of a student function.").tag(config=True)
-    cell_timeout = Float(Limits.cell_seconds, help="Seconds per notebook cell.").tag(config=True)
+    call_timeout = Float(Limits.call_seconds, help=f"Seconds per call of a student function {_CHARGED}.",
+                         ).tag(config=True)
+    cell_timeout = Float(Limits.cell_seconds, help=f"Seconds per notebook cell {_CHARGED}.").tag(config=True)
     submission_timeout = Float(Limits.submission_seconds,
-                               help="Seconds per submission in all (an infinite loop costs at most this).",
-                               ).tag(config=True)
+                               help=f"Seconds per submission in all {_CHARGED}: an infinite loop costs at most "
+                                    "this, on a busy machine as on an idle one.").tag(config=True)
+    wall_factor = Float(Limits.wall_factor, help="A submission still within its time limits after this many times "
+                        "them in wall time was starved by a busy machine: it is graded again at the end of the "
+                        "run, then left ungraded (status busy, nothing recorded) rather than graded lower.",
+                        ).tag(config=True)
     memory = Int(Limits.memory_bytes // 2**20, help="MiB of memory for the student's process.").tag(config=True)
     gradescope_details = Enum(
         ("visible", "after_due_date", "after_published", "hidden"), "after_due_date",
@@ -29,6 +38,12 @@ class AttnLab(Configurable):
              "likely cause); its name and points are always visible.").tag(config=True)
     lms_ids = Dict(value_trait=Unicode(), help="LMS user id -> student id in the gradebook, for "
                    "`attnlab grade --zip-collect` (ids not listed are used as they are).").tag(config=True)
+
+    @validate("wall_factor")
+    def _at_least_one(self, proposal):
+        if not 1 <= proposal.value <= 1000:
+            raise TraitError(f"AttnLab.wall_factor must be between 1 and 1000, got {proposal.value}")
+        return proposal.value
 
     @validate("call_timeout", "cell_timeout", "submission_timeout")
     def _positive(self, proposal):
@@ -45,7 +60,8 @@ class AttnLab(Configurable):
 
     def limits(self) -> Limits:
         return Limits(call_seconds=self.call_timeout, cell_seconds=self.cell_timeout,
-                      submission_seconds=self.submission_timeout, memory_bytes=self.memory * 2**20)
+                      submission_seconds=self.submission_timeout, memory_bytes=self.memory * 2**20,
+                      wall_factor=self.wall_factor)
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.class_trait_names(config=True)}

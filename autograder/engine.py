@@ -92,11 +92,12 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
             bar = tqdm(as_completed(futures), total=len(futures), desc=f"grading {assignment}", unit="nb",
                        disable=not progress, dynamic_ncols=True)
             pending, since = [], time.monotonic()
-            for future in bar:
-                result, graded_notebook = future.result()
-                if result.status == "error":   # the grader failed, not the student: nothing is recorded
+
+            def take(result, graded_notebook) -> None:
+                nonlocal pending, since
+                if result.status in results.UNRECORDED:
                     failed[result.student] = result
-                    continue
+                    return
                 result.timestamp, problems = _nbgrader_files(course, result.student, assignment)
                 result.tampering += problems
                 result.digest, result.work_digest = digests[result.student], works[result.student]
@@ -107,6 +108,16 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                 if len(pending) >= BATCH_SIZE or time.monotonic() - since > BATCH_SECONDS:
                     done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
                     pending, since = [], time.monotonic()
+
+            starved = []
+            for future in bar:
+                result, graded_notebook = future.result()
+                if result.status == "busy":     # once more, when the rest of the run is done
+                    starved.append(result.student)
+                else:
+                    take(result, graded_notebook)
+            for future in as_completed([pool.submit(grading.grade_in_slot, *tasks[s]) for s in starved]):
+                take(*future.result())
             done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
         gradebook.reprice(sorted(set(recorded) - set(todo)))
     everyone = class_results(course, assignment, suite, done, failed, digests)
@@ -167,8 +178,10 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
             found.append(result)
         elif why or student in failed:
             kept = "the gradebook's grade stands" if student in recorded else "nothing was recorded"
-            found.append(results.ungraded(student, assignment, suite, "error",
-                                          f"{why or failed[student].notes[0]}; {kept}: {again}"))
+            status = failed[student].status if student in failed else "error"
+            when = " when the machine is less busy" if status == "busy" else ""
+            found.append(results.ungraded(student, assignment, suite, status,
+                                          f"{why or failed[student].notes[0]}; {kept}: {again}{when}"))
             found[-1].recorded = recorded.get(student, {})
         elif result is not None and student in recorded:
             result.recorded = recorded[student]
@@ -231,9 +244,9 @@ def refresh(course: Course, assignment: str, everyone: list, written=()) -> None
         path = _results_path(course, result.student, assignment)
         if result.student in written or not result.recorded or not path.exists():
             continue
-        if result.status == "error":     # not graded now: the graded work's file, with today's scores
+        if result.status in results.UNRECORDED:   # not graded now: the graded work's file, with today's scores
             result = replace(_read_result(path) or result, recorded=result.recorded)
-            if result.status == "error":
+            if result.status in results.UNRECORDED:
                 continue
         text = results.json_text(result)
         if path.read_text() != text:

@@ -50,7 +50,7 @@ def write_all(course: Course, assignment: str, students=None) -> tuple:
                           + (f" for {', '.join(students)}" if students else "")
                           + f": run `attnlab grade {assignment}` first")
     asked = [everyone[s] for s in students or () if not everyone[s].recorded]
-    written, unwritten = [], {r.student: r.notes[0] for r in graded + asked if r.status in ("error", "missing")}
+    written, unwritten = [], {r.student: r.notes[0] for r in graded + asked if r.status in ("missing", *results.UNRECORDED)}
     for result in (r for r in graded if r.student not in unwritten):
         source = course.path("autograded", result.student, assignment)
         out = course.path("feedback", result.student, assignment) / f"{Path(notebook).stem}.html"

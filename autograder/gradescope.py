@@ -76,7 +76,8 @@ def build(course, assignment: str, out: Path, limits: sandbox.Limits | None = No
     limits = limits or settings.limits()
     config = {"assignment": assignment, "notebook": course.notebook_name(assignment),
               "limits": {"call_seconds": limits.call_seconds, "cell_seconds": limits.cell_seconds,
-                         "submission_seconds": limits.submission_seconds, "memory_bytes": limits.memory_bytes},
+                         "submission_seconds": limits.submission_seconds, "memory_bytes": limits.memory_bytes,
+                         "wall_factor": limits.wall_factor},
               "details": settings.gradescope_details,
               "late_penalty_method": _penalty_method(course.config)}
     try:
@@ -157,7 +158,10 @@ def _graded(root: Path, config: dict) -> results.Result:
     slot = _slot(root, config, mode)
     try:
         path = submitted_notebook(root / "submission", config["notebook"])
-        result, _ = slot.grade("submission", path, _salt(root, config["assignment"], path))
+        salt = _salt(root, config["assignment"], path)
+        result, _ = slot.grade("submission", path, salt)
+        if result.status == "busy":     # the machine starved it: once more, then say so
+            result, _ = slot.grade("submission", path, salt)
     finally:
         slot.worker.close()
     metadata = _metadata(root)

@@ -68,14 +68,18 @@ class Slot:
             self.worker.start()
             start += time.monotonic() - started
         runner = SandboxRunner(self.worker, self.suite, inspection.cells, self.limits)
-        runner.start()
-        parts = [run_part(self.suite, name, runner, salt) for name in self.suite.parts]
-        runner.finish()
+        try:
+            runner.start()
+            parts = [run_part(self.suite, name, runner, salt) for name in self.suite.parts]
+        finally:
+            runner.finish()
+        if runner.starved:      # not the student's doing: no score rather than a lower one
+            return results.ungraded(student, self.assignment, self.suite, "busy", runner.starved), None
         cells = _cell_notes(runner)
         status = "graded" if all(p.status == "graded" for p in parts) and not cells else "partly graded"
         result = Result(student, self.assignment, status, parts, _bounded(id_notes + inspection.tampering),
                         _bounded(inspection.notes + runner.notes), time.monotonic() - start, self.mode,
-                        cells=_bounded(cells))
+                        cells=_bounded(cells), charged=runner.clock.spent)
         return result, _with_reports(inspection.notebook, parts)
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from .checks import CheckResult, PartResult
 from .messages import points
 
-STATUSES = ("graded", "partly graded", "unreadable", "missing", "error")
+STATUSES = ("graded", "partly graded", "unreadable", "missing", "error", "busy")
+UNRECORDED = ("error", "busy")      # not graded: the grader failed, or the machine was too busy
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Result:
     recorded: dict = field(default_factory=dict)        # the gradebook's grades (gradebook.recorded)
     cells: list = field(default_factory=list)           # cells that hit a limit or could not run
     assignment_points: float = 0.0                      # the gradebook's, for a student with nothing recorded
+    charged: float = 0.0                                # seconds charged to its time budget (`budget`)
 
     @property
     def score(self) -> float:
@@ -84,7 +86,7 @@ class Result:
     def problems(self) -> list:
         """Why a human should look: parts not fully run, tampering, unreadable or missing,
         cells still to be graded by hand."""
-        if self.status in ("unreadable", "missing", "error"):
+        if self.status in ("unreadable", "missing", *UNRECORDED):
             found = [f"{self.status}: {self.notes[0]}" if self.notes else self.status]
         else:
             found = [f"{p.name}: {p.status}" for p in self.parts if p.status != "graded"]
@@ -164,6 +166,7 @@ def to_json(result: Result) -> dict:
             "max_score": result.max_score, "sandbox": result.sandbox, "timestamp": result.timestamp,
             "tampering": result.tampering, "notes": result.notes, "digest": result.digest,
             "work_digest": result.work_digest, "recorded": result.recorded, "cells": result.cells,
+            "charged_seconds": round(result.charged, 3),
             "parts": [{"name": p.name, "score": p.score, "max_score": p.max_score, "status": p.status,
                        "checks": [dict(vars(c)) for c in p.checks]} for p in result.parts],   # flat
         },
@@ -176,7 +179,7 @@ def from_json(data: dict) -> Result:
     return Result(extra["student"], extra["assignment"], extra["status"], parts, extra["tampering"],
                   extra["notes"], data.get("execution_time", 0.0), extra["sandbox"], extra["timestamp"],
                   extra.get("digest", ""), extra.get("work_digest", ""), extra.get("recorded", {}),
-                  extra.get("cells", []))
+                  extra.get("cells", []), charged=extra.get("charged_seconds", 0.0))
 
 
 def _output(check: CheckResult) -> str:

@@ -7,12 +7,11 @@ only values come back. Both pass results through the wire format, so they judge 
 """
 import contextlib
 import io
-import time
 import warnings
 
 import numpy as np
 
-from . import sandbox
+from . import budget, sandbox
 from .checks import PartAborted, StudentError
 from .worker.invoke import describe_exception, execute, inputs as _inputs
 from .worker.protocol import Described, ProtocolError, decode, encode
@@ -72,7 +71,9 @@ class SandboxRunner:
     cell or a call hangs or crashes, and when grading is over (`finish`). A cell that hung or
     crashed is recorded, and the context is rebuilt by replaying the other cells. Every wait is
     bounded by the call or cell limit and by what is left of the submission's time budget,
-    cleanup included. Oracle requests (the earlier parts, called by the student's code) are
+    cleanup included, charged as `budget` says: what a busy machine takes is not charged. When
+    the machine starves a wait past its wall-clock backstop, grading stops (`starved` says why):
+    the submission is not graded, rather than graded lower. Oracle requests (the earlier parts, called by the student's code) are
     answered here from the reference. Anything on the channel that is not the reply awaited
     can only come from the submission's own code: it ends the part with status `protocol`.
     """
@@ -83,7 +84,9 @@ class SandboxRunner:
 
     def __init__(self, worker, suite, cells: list, limits):
         self.worker, self.suite, self.cells, self.limits = worker, suite, cells, limits
-        self.end = time.monotonic() + limits.submission_seconds
+        self.meter = budget.Meter(lambda: worker.process.pid if worker.process else 0)
+        self.clock = budget.Clock(self.meter, limits.submission_seconds, limits.wall_factor)
+        self.starved = ""          # why the machine could not grade this submission in time
         self.cell_log: list = [None] * len(cells)   # per cell: (status, error text)
         self.notes: list = []
         self.ready = False
@@ -102,6 +105,7 @@ class SandboxRunner:
                 if not self.worker.alive:
                     self.worker.restart()
                 self.worker.spawn()
+                self.meter.walk()       # the notebook process: its time counts from now
                 self._run_cells()
                 self.worker.seal()
                 self.ready = True
@@ -112,6 +116,9 @@ class SandboxRunner:
             except (sandbox.NotebookDied, sandbox.WorkerDied, sandbox.Malformed) as exc:
                 self._mark_current("protocol" if isinstance(exc, sandbox.Malformed) else "crashed")
                 self._end_context()
+            except budget.Starved as exc:
+                self._starve(exc)
+                return
             if self.left() <= 0 and not self.ready:
                 note = "the time limit was used up while running the notebook's cells"
                 if note not in self.notes:
@@ -152,14 +159,24 @@ class SandboxRunner:
 
     def finish(self) -> None:
         """End the submission's context (its cost is part of the submission's time)."""
-        if self.worker.data is not None or self.ready:
-            self._end_context()
+        try:
+            if self.worker.data is not None or self.ready:
+                self._end_context()
+        finally:
+            self.meter.close()
+
+    def _starve(self, exc: budget.Starved) -> None:
+        self.starved = f"the machine was too busy: {exc}"
+        self._end_context()
 
     # -- parts ------------------------------------------------------------------------
     @contextlib.contextmanager
     def part(self, name: str, oracles: list):
-        if not self.ready:
+        if not self.ready and not self.starved:
             self.start()
+        if self.starved:
+            yield ("busy", f"not run: {self.starved}")
+            return
         if not self.ready or self.left() <= 0:
             yield ("limit", f"not run: the submission's {self.limits.submission_seconds:g} s time limit was used up")
             return
@@ -169,9 +186,14 @@ class SandboxRunner:
         try:
             self.part_seq = self._send({"op": "part", "oracles": specs})
             self._await({"seq": self.part_seq, "event": "ready"}, self.limits.call_seconds + 10)
+            self.meter.walk()           # the part process: its time counts from now
         except (sandbox.Timeout, sandbox.NotebookDied, sandbox.WorkerDied, sandbox.Malformed, PartAborted):
             self._end_context()
             yield ("crashed", "not run: the worker could not start this part")
+            return
+        except budget.Starved as exc:
+            self._starve(exc)
+            yield ("busy", f"not run: {self.starved}")
             return
         try:
             yield True
@@ -187,6 +209,8 @@ class SandboxRunner:
             self.part_seq = None
         except (sandbox.Timeout, sandbox.NotebookDied, sandbox.WorkerDied, sandbox.Malformed, PartAborted):
             self._end_context()
+        except budget.Starved as exc:
+            self._starve(exc)
 
     def run(self, call, inputs: bool = False):
         results, error = self.run_many([call], inputs)
@@ -223,27 +247,32 @@ class SandboxRunner:
     def _reply(self, seq: int, index: int, call):
         """The worker's reply to call `index` of request `seq`, answering the oracle requests
         the call makes meanwhile."""
-        deadline = self._deadline(self.limits.call_seconds)
-        try:
+        def receive(deadline: float) -> dict:
             while True:
                 size, message = self.worker.receive(deadline, self._build)
-                if message.get("op") == "oracle":
-                    reply = self._oracle(message) if size <= self.ORACLE_BYTES else \
-                        {"error": f"the request of {size} bytes is too large for the reference"}
-                    self.worker.send(reply, self._describe)
-                elif message.get("seq") == seq and message.get("i") == index and "event" not in message:
+                if message.get("op") != "oracle":
                     return message
-                elif message.get("seq") == self.part_seq and message.get("event") == "part_end":
-                    self.part_seq = None
-                    raise PartAborted("crashed", f"{call.describe()} ended the process (exit status "
-                                                 f"{message.get('status')}); the rest of this part was not run")
-                else:
-                    raise sandbox.Malformed(_UNASKED)
+                reply = self._oracle(message) if size <= self.ORACLE_BYTES else \
+                    {"error": f"the request of {size} bytes is too large for the reference"}
+                self.worker.send(reply, self._describe)
+        limit = min(self.limits.call_seconds, self.left())
+        try:
+            message = self.clock.wait(receive, self.limits.call_seconds)
+            if message.get("seq") == seq and message.get("i") == index and "event" not in message:
+                return message
+            if message.get("seq") == self.part_seq and message.get("event") == "part_end":
+                self.part_seq = None
+                raise PartAborted("crashed", f"{call.describe()} ended the process (exit status "
+                                             f"{message.get('status')}); the rest of this part was not run")
+            raise sandbox.Malformed(_UNASKED)
         except sandbox.Timeout:
             self._end_context()
-            limit = "the submission's time limit" if deadline >= self.end else f"{self.limits.call_seconds:g} s"
-            raise PartAborted("timeout", f"{call.describe()} did not return within {limit}; "
+            said = "the submission's time limit" if limit < self.limits.call_seconds else f"{self.limits.call_seconds:g} s"
+            raise PartAborted("timeout", f"{call.describe()} did not return within {said}; "
                                          "the rest of this part was not run") from None
+        except budget.Starved as exc:
+            self._starve(exc)
+            raise PartAborted("busy", f"{call.describe()} was not graded: {self.starved}") from None
         except sandbox.Malformed as exc:
             self._end_context()
             raise PartAborted("protocol", f"during {call.describe()} the submission's code wrote to the "
@@ -328,10 +357,8 @@ class SandboxRunner:
 
     # -- plumbing ---------------------------------------------------------------------
     def left(self) -> float:
-        return self.end - time.monotonic()
-
-    def _deadline(self, seconds: float) -> float:
-        return min(time.monotonic() + seconds, self.end)
+        """Seconds left of the submission's budget."""
+        return self.clock.left()
 
     def _send(self, message: dict) -> int:
         self.seq += 1
@@ -344,7 +371,7 @@ class SandboxRunner:
     def _await(self, expected: dict, seconds: float) -> dict:
         """The next message, which must have the fields of `expected`: the channel is this
         submission's alone, so anything else was written by its code (`Malformed`)."""
-        _, message = self.worker.receive(self._deadline(seconds), self._build)
+        _, message = self.clock.wait(lambda deadline: self.worker.receive(deadline, self._build), seconds)
         if not all(message.get(k) == v for k, v in expected.items()):
             raise sandbox.Malformed(_UNASKED)
         return message

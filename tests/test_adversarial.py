@@ -54,7 +54,7 @@ def test_exploit_earns_only_what_it_honestly_earned(graded, exploit):
     assert result["score"] == exploit.expected, result["output"]
     assert result["extra_data"]["status"] in exploit.statuses
     assert bool(result["extra_data"]["tampering"]) == exploit.tampering
-    assert result["execution_time"] < 25
+    assert result["extra_data"]["charged_seconds"] < 20 + 1
 
 
 @pytest.mark.parametrize("student", HONEST_CLASS)
