@@ -13,6 +13,7 @@
 * Font list: matplotlib scans the fonts once per machine; later workers start from the list the
   first one made (`sandbox.font_list_dir`), and a list matplotlib refuses is made again.
 """
+import ctypes
 import dataclasses
 import json
 import multiprocessing
@@ -404,3 +405,18 @@ def test_the_zygote_heap_is_backed_by_huge_pages():
     if done.stdout.strip() == "unsupported":
         pytest.skip("this kernel cannot collapse memory into huge pages (MADV_COLLAPSE, Linux 6.1)")
     assert int(done.stdout) >= 16 * 1024      # kB: the 30 MB of small objects, mostly
+
+
+def test_a_part_finds_the_shared_writable_mappings_it_must_privatise_without_reading_the_map(monkeypatch):
+    """The kernel is asked for them one by one (0.03 ms, not 0.9 ms a part); where it cannot be
+    asked, /proc/self/maps is read: both give every shared writable mapping, and only those."""
+    import mmap
+
+    from autograder.worker import __main__ as worker
+    shared = [mmap.mmap(-1, 4096 * k) for k in (1, 3)]
+    private = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE)
+    listed = [(start, end) for start, end, perms, _ in worker._mappings() if perms.endswith("s") and "w" in perms]
+    assert len(listed) >= 2 and worker._shared_writable() == listed
+    monkeypatch.setattr(worker, "_PROCMAP_QUERY", ctypes.c_ulong(0))      # a kernel without the query
+    assert worker._shared_writable() == listed
+    del shared, private
