@@ -34,12 +34,11 @@ class Slot:
     notebook: str
     mode: str
     limits: Limits
-    index: int = 0
 
     def __post_init__(self):
         self.suite = labs.load(self.assignment).suite
         self.release = notebooks.read(self.release_dir / self.notebook)
-        self.worker = Worker(self.mode, self.release_dir, self.limits, slot_uid(self.index))
+        self.worker = Worker(self.mode, self.release_dir, self.limits, slot_uid())
 
     def grade(self, student: str, path: Path, salt: bytes = b"") -> tuple:
         """(Result, the restored notebook with the reports as outputs, or None). `salt` selects
@@ -195,7 +194,7 @@ def start_slot(*args) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY, GRADER_MEMORY))
     index = (multiprocessing.current_process()._identity or (0,))[0]   # 1..jobs in the pool
     _pin(index)
-    _slot = Slot(*args, index=index)
+    _slot = Slot(*args)
     try:
         _slot.worker.start()
     except Exception:   # the first submission starts it again, and reports why it cannot

@@ -32,7 +32,7 @@ from .worker.protocol import Channel, ProtocolError, decode, encode
 PACKAGE = Path(__file__).parent
 WORKER_PACKAGE = PACKAGE / "worker"
 NOBODY = 65534
-SLOT_UID_BASE = 2_000_000_000   # as root, slot i runs as uid BASE + i (no such user exists)
+SLOT_UID_BASE = 2_000_000_000   # as root, a slot runs as uid BASE + its pid (no such user exists)
 SANDBOX_ROOT = "/opt/attnlab"
 WORKDIR = "/home/student/work"
 FONT_LIST = f"{SANDBOX_ROOT}/fonts"    # where a bwrap worker finds the kept font list
@@ -105,10 +105,12 @@ def _bwrap_prefix() -> list:
     return ["bwrap", *namespaces, "--die-with-parent", "--new-session"]
 
 
-def slot_uid(slot: int) -> int:
-    """The user a grading slot's worker runs as (as root): its own, so that process, file and
-    memory limits that the kernel counts per user are the slot's alone."""
-    return SLOT_UID_BASE + slot
+def slot_uid() -> int:
+    """The user the worker of the grading slot in this process runs as (as root): its own, so
+    that process, file and memory limits that the kernel counts per user are the slot's alone,
+    also beside the slots of another grading run (the service beside `attnlab grade`, two
+    courses): no two live processes share a pid (pid_max is at most 2**22)."""
+    return SLOT_UID_BASE + os.getpid()
 
 
 def _drop_privileges(uid: int = NOBODY) -> list:

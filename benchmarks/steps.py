@@ -166,7 +166,7 @@ print(json.dumps(result))
 
 def isolation_steps(lab: str, mode: str, n: int = 21) -> dict:
     """{step: median seconds} of a part's start and end, measured inside the sandbox."""
-    argv, cwd, env = sandbox.command(mode, ROOT / "assignments" / lab, sandbox.Limits(), sandbox.slot_uid(1))
+    argv, cwd, env = sandbox.command(mode, ROOT / "assignments" / lab, sandbox.Limits(), sandbox.slot_uid())
     argv = argv[:argv.index("-m")] + ["-c", INSIDE, str(n)]
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode:

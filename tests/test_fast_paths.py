@@ -171,6 +171,14 @@ def test_a_slot_keeps_to_one_core_in_turn():
         assert json.loads(pinned) == [cores[(index - 1) % len(cores)]]
 
 
+def test_slots_of_two_grading_runs_never_share_a_user():
+    """The kernel counts processes per user: two runs at once (the service beside `attnlab
+    grade`) whose slots shared a uid shared one process limit, which a fork bomb in one used up
+    for the other (slot 1 of every run was uid 2,000,000,001)."""
+    users = [python("from autograder import sandbox\nprint(sandbox.slot_uid())") for _ in range(2)]
+    assert users[0] != users[1]
+
+
 def test_slots_started_for_other_settings_are_stopped_and_grading_goes_on(tmp_path):
     """The CLI starts slots before the course opens, for the release folder nbgrader's defaults
     give; slots that turn out to be for another folder or other settings are not used."""
@@ -261,7 +269,7 @@ print(json.dumps([result.status, result.notes, notebook]))
 
 def _start_worker() -> bool:
     """Start and stop a worker; whether it had to scan the fonts."""
-    worker_ = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, Limits(), sandbox.slot_uid(1))
+    worker_ = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, Limits(), sandbox.slot_uid())
     try:
         worker_.start()
         return worker_.fonts_scanned
@@ -312,7 +320,7 @@ def f(x):
 def test_a_batch_of_calls_is_answered_call_by_call_and_stops_at_the_first_failure():
     limits = Limits()
     suite = labs.load(ASSIGNMENT).suite
-    worker_ = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, limits, sandbox.slot_uid(1))
+    worker_ = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, limits, sandbox.slot_uid())
     worker_.start()
     runner = SandboxRunner(worker_, suite, [BATCH_CELL], limits)
     f = [Call("f", (x,), {}, None) for x in range(8)]
@@ -347,7 +355,7 @@ def test_the_inputs_of_a_call_come_back_only_when_a_check_asks_for_them():
     is malformed."""
     limits = Limits()
     suite = labs.load(ASSIGNMENT).suite
-    worker_ = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, limits, sandbox.slot_uid(1))
+    worker_ = sandbox.Worker("bwrap", ROOT / "assignments" / ASSIGNMENT, limits, sandbox.slot_uid())
     worker_.start()
     runner = SandboxRunner(worker_, suite, [SCALE_CELL], limits)
     received, receive = [], worker_.receive

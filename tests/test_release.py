@@ -176,7 +176,7 @@ def test_the_sandbox_gives_the_solution_full_marks_and_the_stub_none(assignment,
                for k, v in notebooks.answer_cells(notebooks.read(notebook("solutions", assignment))).items()}
     solved = tmp_path / "solved.ipynb"
     solved.write_text(nbformat.writes(examples.fill(notebooks.read(release), answers)))
-    slot = Slot(assignment, release.parent, release.name, "bwrap", Limits(), 5)
+    slot = Slot(assignment, release.parent, release.name, "bwrap", Limits())
     try:
         full, _ = slot.grade("solution", solved, b"any salt")
         stub, _ = slot.grade("stub", release, b"another salt")

@@ -17,7 +17,7 @@ SOLVED = {k: notebooks.without_markers(v) for k, v in
 
 @pytest.fixture(scope="module")
 def slot():
-    slot = Slot(ASSIGNMENT, RELEASE_DIR, f"{ASSIGNMENT}.ipynb", "bwrap", Limits(memory_bytes=1 * 2**30), 7)
+    slot = Slot(ASSIGNMENT, RELEASE_DIR, f"{ASSIGNMENT}.ipynb", "bwrap", Limits(memory_bytes=1 * 2**30))
     yield slot
     slot.worker.close()
 
