@@ -108,9 +108,10 @@ class Course:
             return {s.id for s in gb.students}
 
     def timestamp(self, student: str, assignment: str):
-        """nbgrader's submission time (timestamp.txt, written by `nbgrader submit`/`collect`),
-        None without one; StudentFileError when the file is there but is not a time."""
-        return student_files.submission_time(self.path("submitted", student, assignment))
+        """The submission time that lateness is judged at (`student_files.judged_time`: nbgrader's
+        timestamp.txt, unless it claims an earlier time than the submission last changed), None
+        without one; StudentFileError when the file is there but is not a time."""
+        return student_files.judged_time(self.path("submitted", student, assignment))
 
     def digest(self, student: str, assignment: str) -> str:
         return student_files.digest(self.path("submitted", student, assignment))
