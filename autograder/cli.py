@@ -17,6 +17,7 @@ from .course import CourseError, graded_digest, load_config, open_course, submit
 from .student_files import digest as folder_digest  # noqa: E402
 from .messages import points  # noqa: E402
 from .results import UNRECORDED, late_text  # noqa: E402
+from .text import NOTE_LIMIT, shown  # noqa: E402
 
 
 def _positive(kind, minimum=None, maximum=math.inf):
@@ -178,22 +179,21 @@ def _grade(args) -> int:
         raise
     skipped = sum(r.status not in ("missing", *UNRECORDED) and r.student not in batch.graded
                   and (not args.student or r.student in args.student) for r in batch.results)
-    print(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
-          + (f"; {skipped} already graded (--force regrades them)" if skipped else ""), file=sys.stderr)
+    _say(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
+         + (f"; {skipped} already graded (--force regrades them)" if skipped else ""))
     if batch.added:
-        shown = ", ".join(batch.added[:10]) + (f" and {len(batch.added) - 10} more" if len(batch.added) > 10 else "")
-        print(f"added to the gradebook (a submission, and no entry there, as nbgrader's autograde adds them): {shown}",
-              file=sys.stderr)
+        added = ", ".join(batch.added[:10]) + (f" and {len(batch.added) - 10} more" if len(batch.added) > 10 else "")
+        _say(f"added to the gradebook (a submission, and no entry there, as nbgrader's autograde adds them): {added}")
     stale = [s for s in batch.graded if any(course.path("feedback", s, args.assignment).glob("*.html"))]
     if stale:
-        print(f"the feedback pages of {len(stale)} student(s) predate this grading ({', '.join(stale[:10])}"
-              f"{', ...' if len(stale) > 10 else ''}): run `attnlab feedback {args.assignment}` before "
-              "`nbgrader release_feedback`", file=sys.stderr)
+        _say(f"the feedback pages of {len(stale)} student(s) predate this grading ({', '.join(stale[:10])}"
+             f"{', ...' if len(stale) > 10 else ''}): run `attnlab feedback {args.assignment}` before "
+             "`nbgrader release_feedback`")
     for folder, why in course.refused_students(args.assignment).items():
-        print(f"NOT GRADED {course.path('submitted', folder, args.assignment)}: {why}", file=sys.stderr)
+        _say(f"NOT GRADED {course.path('submitted', folder, args.assignment)}: {why}")
     for result in batch.results:
         if result.student in batch.failed:
-            print(f"NOT GRADED {result.student}: {result.notes[0]}", file=sys.stderr)
+            _say(f"NOT GRADED {result.student}: {result.notes[0]}")
     if not args.quiet:
         print(table(batch.results))
         print(f"\ngrades table:  {course.grades_table(args.assignment)}")
@@ -233,6 +233,12 @@ def _early_slots(args):
     return grading.start_slots(jobs, (args.assignment, release, found[0].name, mode, limits), tasks)
 
 
+def _say(line: str) -> None:
+    """One line to the instructor's terminal: what a student wrote in it (a name, a message) is
+    shown as text, never as a terminal's control sequence (`text.shown`)."""
+    print(shown(line, 4 * NOTE_LIMIT, one_line=True), file=sys.stderr)
+
+
 def course_limits(config, args) -> sandbox.Limits:
     """The limits: the command line's, else nbgrader_config.py's (AttnLab traitlets), else defaults."""
     try:
@@ -261,7 +267,7 @@ def _feedback(args) -> int:
     for path in written:
         print(path)
     for student, why in unwritten.items():
-        print(f"NO FEEDBACK for {student}: {why}", file=sys.stderr)
+        _say(f"NO FEEDBACK for {student}: {why}")
     return 0
 
 
@@ -313,8 +319,8 @@ def _gradescope_run(args) -> int:
 def table(results) -> str:
     """A plain-text grade table: one row per student."""
     rows = [("student", "status", "score", "needs attention")]
-    rows += [(r.student, r.status, f"{points(r.score)}/{points(r.max_score)}",
-              "; ".join(r.problems() + ([late_text(r)] if late_text(r) else [])))
+    rows += [(shown(r.student, one_line=True), r.status, f"{points(r.score)}/{points(r.max_score)}",
+              shown("; ".join(r.problems() + ([late_text(r)] if late_text(r) else [])), 4 * NOTE_LIMIT, one_line=True))
              for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]
@@ -329,7 +335,7 @@ def _nbgrader(root: Path, *args) -> None:
     lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
     for line in lines:          # what nbgrader skipped, and why (an entry, an id, a late mark)
         if "| WARNING]" in line:
-            print(f"nbgrader: {line.split('| WARNING]', 1)[1].strip()}", file=sys.stderr)
+            _say(f"nbgrader: {line.split('| WARNING]', 1)[1].strip()}")
     if done.returncode:
         errors = [line for line in lines if "ERROR" in line or "Error" in line]
         raise CourseError(f"`nbgrader {' '.join(args)}` failed: {(errors or lines or ['(it printed nothing)'])[-1]}")

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import jinja2
 
-from . import engine, labs, notebooks, results
+from . import engine, labs, notebooks, results, text
 from .course import Course, CourseError
 from .messages import points
 
 _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                                autoescape=True, trim_blocks=True, lstrip_blocks=True)
+                                autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                                finalize=text.for_page)
 
 
 def page(result, code: dict, show_fix: bool = False) -> str:

@@ -55,7 +55,8 @@ class Slot:
             if not path.exists():
                 found = [str(p) for p in student_files.notebooks_in(path.parent)]
                 raise submission.Unreadable(f"expected {path.name} in the submission; found {found or 'no notebook'}")
-            nb, id_notes = submission.load(path)   # duplicated cell ids count as tampering
+            most = len(self.release.cells) + submission.EXTRA_CELLS
+            nb, id_notes = submission.load(path, most)   # duplicated cell ids count as tampering
             inspection = submission.inspect(nb, self.release)
         except submission.Unreadable as exc:
             return results.ungraded(student, self.assignment, self.suite, "unreadable", str(exc)), None

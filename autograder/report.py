@@ -19,7 +19,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from . import engine, labs, results
+from . import engine, labs, results, text
 from .course import Course, CourseError
 from .messages import points
 
@@ -29,7 +29,8 @@ TOP_MISTAKES = 12
 COLOR, WARN = "#3b6ea8", "#c77c11"
 
 _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                                autoescape=True, trim_blocks=True, lstrip_blocks=True)
+                                autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                                finalize=text.for_page)
 
 
 def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .checks import CheckResult, PartResult
 from .messages import points
+from .text import NOTE_LIMIT, csv_cell, shown
 
 STATUSES = ("graded", "partly graded", "unreadable", "missing", "error", "busy")
 UNRECORDED = ("error", "busy")      # not graded: the grader failed, or the machine was too busy
@@ -39,6 +40,15 @@ class Result:
     cells: list = field(default_factory=list)           # cells that hit a limit or could not run
     assignment_points: float = 0.0                      # the gradebook's, for a student with nothing recorded
     charged: float = 0.0                                # seconds charged to its time budget (`budget`)
+
+    def __post_init__(self):
+        """Every text a student's files or code could have put in is bounded and shown safely
+        (`text.shown`), wherever it goes from here."""
+        self.notes, self.tampering, self.cells = (
+            [shown(t, NOTE_LIMIT) for t in texts] for texts in (self.notes, self.tampering, self.cells))
+        for part in self.parts:
+            for check in part.checks:
+                check.message = shown(check.message, NOTE_LIMIT)
 
     @property
     def score(self) -> float:
@@ -216,8 +226,9 @@ def write_csv(path: Path, results: list, part_names: list) -> None:
             parts = {p.name: r.part_score(p) for p in r.parts}
             cells = {name: cell["score"] for name, cell in r.hand_graded().items()
                      if cell["manual_score"] is not None or cell["auto_score"] is not None}
-            out.writerow([r.student, r.status, points(r.score), points(r.max_score),
+            out.writerow([csv_cell(r.student), r.status, points(r.score), points(r.max_score),
                           *(points(parts.get(n, 0.0)) for n in part_names),
                           *(points(cells[n]) if n in cells else "" for n in by_hand),
-                          r.timestamp, points(r.late_penalty), late_text(r), _one_line("; ".join(r.problems()))])
+                          csv_cell(r.timestamp), points(r.late_penalty), late_text(r),
+                          csv_cell(_one_line("; ".join(r.problems())), limit=4 * NOTE_LIMIT)])
     tmp.replace(path)

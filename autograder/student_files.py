@@ -18,16 +18,21 @@ import shutil
 import stat
 from pathlib import Path
 
+from .text import shown
+
 MAX_BYTES = 64 * 2**20      # a lab notebook is under 1 MB; a larger file is not read
 
 
-_SAFE_ID = re.compile(r"[A-Za-z0-9@+][A-Za-z0-9._@+-]{0,99}")
+_SAFE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._@+-]{0,99}")
 
 
 def unsafe_id(text: str) -> str:
-    """Why `text` cannot name a student or a file of a submission ('' if it can)."""
+    """Why `text` cannot name a student or a file of a submission ('' if it can). An id starts
+    with a letter, a digit or _: spreadsheets read a cell that starts with = + - @ as a formula,
+    and nbgrader export writes ids as they are."""
     if not _SAFE_ID.fullmatch(text) or ".." in text:
-        return f"{text!r} is not a valid id (letters, digits and . _ @ + - only, no '..')"
+        return (f"{shown(repr(text), 120)} is not a valid id (letters, digits and . _ @ + - only, starting "
+                "with a letter, a digit or _; no '..')")
     return ""
 
 

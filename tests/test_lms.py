@@ -15,9 +15,9 @@ from test_cycle import solved, stub
 
 
 def test_unsafe_ids_are_named():
-    for bad in ("..", "a/b", "a\\b", "x\ny", "", ".hidden", "a..b", "$x$"):
+    for bad in ("..", "a/b", "a\\b", "x\ny", "", ".hidden", "a..b", "$x$", "@SUM(1)", "+cmd", "-x", "=1+1"):
         assert unsafe_id(bad), bad
-    for good in ("ada", "s1234567", "ada.lovelace@uni.edu", "2001"):
+    for good in ("ada", "s1234567", "ada.lovelace@uni.edu", "2001", "_ta"):
         assert not unsafe_id(good), good
     for bad in ("..", "../x", "a/b", ".x", "a\x00b", ""):
         assert unsafe_name(bad), bad
