@@ -257,9 +257,11 @@ def _sandbox_mode(requested: str) -> str:
 def _feedback(args) -> int:
     from . import feedback
     course = open_course(args.course)
-    written, unwritten = feedback.write_all(course, args.assignment, args.student)
+    written, unwritten, renamed = feedback.write_all(course, args.assignment, args.student)
     for path in written:
         print(path)
+    for student, note in renamed.items():
+        print(f"renamed notebook, {student}: {note}", file=sys.stderr)
     for student, why in unwritten.items():
         print(f"NO FEEDBACK for {student}: {why}", file=sys.stderr)
     return 0
@@ -291,9 +293,11 @@ def _demo(args) -> int:
 def _gradescope(args) -> int:
     from . import gradescope
     course = open_course(args.course)
-    out = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"),
-                           course_limits(course.config, args))
+    out, notes = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"),
+                                  course_limits(course.config, args))
     print(f"wrote {out.resolve()}: upload it as the assignment's autograder (Ubuntu base image)")
+    for note in notes:
+        print(f"note: {note}")
     return 0
 
 

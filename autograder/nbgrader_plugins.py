@@ -329,3 +329,28 @@ class LmsCollector(FileNameCollectorPlugin):
                              dirs.assignment_id)
             return None
         return (due + timedelta(seconds=1)).isoformat()
+
+
+# -- formgrader ------------------------------------------------------------------------------
+
+def _jupyter_server_extension_points():
+    """A Jupyter server extension, enabled by scripts/setup.sh in the environment's
+    etc/jupyter/jupyter_server_config.d/attnlab.json."""
+    return [{"module": "autograder.nbgrader_plugins"}]
+
+
+def _load_jupyter_server_extension(serverapp) -> None:
+    """formgrader keeps one gradebook session for the server's life, and SQLAlchemy serves the
+    rows it loaded once from that session's memory: after `attnlab grade` changed them, formgrader
+    showed the earlier automatic score, and emptying a score box wrote no `needs_manual_grade`
+    (unchanged in its memory, set in the database). Every query of the server's sessions reads
+    the rows as they are now."""
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
+    if not event.contains(Session, "do_orm_execute", _fresh_rows):
+        event.listen(Session, "do_orm_execute", _fresh_rows)
+
+
+def _fresh_rows(state) -> None:
+    if state.is_select:
+        state.update_execution_options(populate_existing=True)
