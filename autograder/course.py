@@ -146,8 +146,10 @@ def notebook_notes(folder: Path, graded: Path, expected: str, release: Path) -> 
     except Exception:   # an unreadable notebook is said so elsewhere
         stub = False
     named = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-    return [f"graded {expected}" + (", the starter notebook unchanged," if stub else "")
-            + f"; not graded: {named}" + (f" (submit your work as {expected})" if stub else "")]
+    if stub:
+        return [f"graded {expected}, the starter notebook unchanged; not graded: {named} (submit your work as "
+                f"{expected})"]
+    return [f"graded {expected}; not graded: {named}"]
 
 
 def graded_digests(results: Path) -> tuple:

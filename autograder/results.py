@@ -151,7 +151,7 @@ def layout(result: Result, details: str = "visible", visibility: str = "visible"
     number = len(result.parts)
     for name, cell in sorted(result.hand_graded().items()):
         number += 1
-        tests.append(_written_test(str(number), name, cell, result.comment(name)))
+        tests.append(_written_test(str(number), name, cell))
     for name, (question, answer, points_) in sorted((written or {}).items()):
         number += 1
         tests.append({"number": str(number), "name": f"{question}: written answer ({points(points_)} points)",
@@ -204,11 +204,11 @@ def _part_test(result: Result, part, number: str, details: str) -> dict:
             "tags": [part.name] + (["manual"] if said else [])}
 
 
-def _written_test(number: str, name: str, cell: dict, comment: str) -> dict:
+def _written_test(number: str, name: str, cell: dict) -> dict:
     """A written answer in the gradebook: scored once a human graded it, else without a score
     (it is not a failed test)."""
     test = {"number": number, "name": f"{name}: written answer", "max_score": cell["max_score"],
-            "output": comment, "visibility": "visible", "tags": [name, "manual"]}
+            "output": cell["comment"], "visibility": "visible", "tags": [name, "manual"]}
     if cell["manual_score"] is None and cell["auto_score"] is None:
         return {**test, "name": f"{name}: written answer, not graded yet ({points(cell['max_score'])} points)"}
     return {**test, "score": cell["score"], "status": _passed(cell["score"] >= cell["max_score"])}
