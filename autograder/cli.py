@@ -91,6 +91,12 @@ def _parser() -> argparse.ArgumentParser:
                                           "(default: report/ASSIGNMENT/ in the course)")
     _course_option(rp)
 
+    lg = commands.add_parser("lms-grades", help="write grades/ASSIGNMENT-lms.csv: the grades as Canvas's gradebook "
+                                                "imports them, under the LMS's ids")
+    lg.add_argument("assignment", help="the assignment")
+    lg.add_argument("-o", "--output", help="the file to write (default: grades/ASSIGNMENT-lms.csv in the course)")
+    _course_option(lg)
+
     d = commands.add_parser("demo", help="grade the bundled example class end to end in a fresh course")
     d.add_argument("--lab", default="lab05_transformers", metavar="ASSIGNMENT", choices=labs.assignments(),
                    help=f"the lab to demonstrate, one of {', '.join(labs.assignments())} (default lab05_transformers)")
@@ -119,7 +125,7 @@ def main(argv=None) -> int:
     """The `attnlab` command, as a process's entry point (it leaves the heap frozen)."""
     args = _parser().parse_args(argv)
     try:
-        handlers = {"grade": _grade, "feedback": _feedback, "report": _report, "demo": _demo,
+        handlers = {"grade": _grade, "feedback": _feedback, "report": _report, "lms-grades": _lms_grades, "demo": _demo,
                     "gradescope": _gradescope, "gradescope-run": _gradescope_run, "sync": _sync}
         if getattr(args, "assignment", None) is not None:
             labs.load(args.assignment)      # a typo or a trailing slash: one line naming the labs, for every command
@@ -271,6 +277,20 @@ def _report(args) -> int:
     from . import report
     course = open_course(args.course)
     print(report.write(course, args.assignment, args.output and Path(args.output).resolve()))
+    return 0
+
+
+def _lms_grades(args) -> int:
+    from . import engine, results
+    course = open_course(args.course)
+    settings = AttnLab(config=course.config)
+    everyone = engine.current(course, args.assignment)
+    with course.gradebook() as gb:
+        names = {s.id: (s.last_name, s.first_name) for s in gb.students}
+    out = Path(args.output).resolve() if args.output else course.root / "grades" / f"{args.assignment}-lms.csv"
+    results.write_lms_csv(out, everyone, names, settings.lms_ids,
+                          settings.lms_columns.get(args.assignment, args.assignment))
+    print(out)
     return 0
 
 

@@ -24,6 +24,7 @@ from tqdm import tqdm
 from . import gradebook, grading, labs, results, secret, student_files
 from .course import Course, CourseError, graded_digests, notebook_notes, submitted_notebook
 from .gradebook import GradebookWriter
+from .nbgrader_plugins import lms_late_unknown
 from .results import Result
 from .sandbox import Limits
 
@@ -98,6 +99,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                     failed[result.student] = result
                     continue
                 result.timestamp, problems = _nbgrader_files(course, result.student, assignment)
+                result.late_unknown = lms_late_unknown(course.root, assignment, result.student, paths[result.student])
                 result.tampering += problems
                 result.digest, result.work_digest = digests[result.student], works[result.student]
                 if result.status != "unreadable":

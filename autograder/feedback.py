@@ -8,6 +8,7 @@ timestamp.txt and submission_secret.txt, so `nbgrader release_feedback` hands it
 `nbgrader fetch_feedback` brings it to the student. `<notebook>` is the name of the notebook the
 student submitted (fetch_feedback finds a page by it), also when it was renamed. Everything the
 student wrote is escaped.
+"""
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path

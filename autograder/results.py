@@ -43,6 +43,7 @@ class Result:
     recorded: dict = field(default_factory=dict)        # the gradebook's grades (gradebook.recorded)
     cells: list = field(default_factory=list)           # cells that hit a limit or could not run
     assignment_points: float = 0.0                      # the gradebook's, for a student with nothing recorded
+    late_unknown: bool = False                          # the LMS marks it late without its time
 
     @property
     def score(self) -> float:
@@ -101,6 +102,8 @@ class Result:
             found = [f"{p.name}: {p.status}" for p in self.parts if p.status != "graded"]
             if self.tampering:
                 found.append(f"tampering ({len(self.tampering)})")
+            if self.late_unknown and not self.timestamp:
+                found.append("late, time unknown")
             found += [f"cell: {problem}" for problem in self.cells]
             pending = [name for name, cell in self.hand_graded().items()
                        if cell["needs_manual_grade"] and cell["manual_score"] is None]
@@ -122,8 +125,13 @@ def ungraded(student: str, assignment: str, suite, status: str, reason: str) -> 
     return Result(student, assignment, status, parts, notes=[reason])
 
 
+LATE_UNKNOWN = "late by the LMS's mark, time unknown: no penalty (put the time in timestamp.txt and grade again)"
+
+
 def late_text(result: Result) -> str:
     """'' when on time, else how late and the penalty."""
+    if result.late_unknown and not result.timestamp:
+        return LATE_UNKNOWN
     if result.seconds_late <= 0:
         return ""
     hours, rest = divmod(round(result.seconds_late), 3600)
@@ -175,6 +183,7 @@ def layout(result: Result, details: str = "visible", visibility: str = "visible"
             "max_score": result.max_score, "sandbox": result.sandbox, "timestamp": result.timestamp,
             "tampering": result.tampering, "notes": result.notes, "digest": result.digest,
             "work_digest": result.work_digest, "recorded": result.recorded, "cells": result.cells,
+            "late_unknown": result.late_unknown,
             "parts": [{"name": p.name, "score": p.score, "max_score": p.max_score, "status": p.status,
                        "checks": [dict(vars(c)) for c in p.checks]} for p in result.parts],   # flat
         },
@@ -227,7 +236,7 @@ def from_json(data: dict) -> Result:
     return Result(extra["student"], extra["assignment"], extra["status"], parts, extra["tampering"],
                   extra["notes"], data.get("execution_time", 0.0), extra["sandbox"], extra["timestamp"],
                   extra.get("digest", ""), extra.get("work_digest", ""), extra.get("recorded", {}),
-                  extra.get("cells", []))
+                  extra.get("cells", []), late_unknown=extra.get("late_unknown", False))
 
 
 def _output(check: CheckResult) -> str:
@@ -281,3 +290,23 @@ def utc_text(when: str) -> str:
     moment = datetime.fromisoformat(when)
     moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def write_lms_csv(path: Path, results: list, names: dict, lms_ids: dict, column: str) -> None:
+    """Canvas's gradebook import file: Student, ID, SIS User ID, SIS Login ID, Section, then the
+    assignment's `column`, one row per student under the LMS's id (`lms_ids` read backwards; an
+    id not listed is the LMS's own). `names`: {student: (last name, first name)} of the gradebook.
+    A student not graded (an error, nothing recorded) gets an empty cell, which Canvas leaves as it
+    was; one who never submitted, 0, as `nbgrader export` has it."""
+    back = {student: lms for lms, student in lms_ids.items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", column])
+        for r in sorted(results, key=lambda r: r.student):
+            last, first = names.get(r.student) or (None, None)
+            shown = f"{last}, {first}" if last and first else r.student
+            score = points(r.score) if r.recorded or r.status == "missing" else ""
+            out.writerow([shown, back.get(r.student, r.student), "", "", "", score])
+    tmp.replace(path)
