@@ -10,7 +10,7 @@ bubblewrap when the container allows it; the answer key (the installed package),
 the submission folder and its metadata are readable by root only. The hidden inputs are salted
 with every file of the upload.
 
-results.json has the layout of `attnlab grade`'s (results.layout): test `N` is part N with its
+results.json has the layout of `attnlab grade`'s (results.to_json): test `N` is part N with its
 score, tests `N.M` its checks (no score; their details visible as `AttnLab.gradescope_details`
 says), and the written answers, which Gradescope grades by hand in questions of their own, are
 quoted for the graders in hidden tests without a score.
@@ -346,4 +346,4 @@ def _utc(text: str) -> datetime:
 def for_gradescope(result: results.Result, config: dict, written=None) -> dict:
     """results.json for Gradescope: `attnlab grade`'s layout, with the bundle's visibilities and
     the written answers quoted for the graders."""
-    return results.layout(result, config.get("details", "visible"), config.get("visibility", "visible"), written)
+    return results.to_json(result, config.get("details", "visible"), config.get("visibility", "visible"), written)

@@ -1,7 +1,7 @@
 """What grading produces for one student, and the files it is written to.
 
 `results.json` is Gradescope's results format, in one layout for `attnlab grade` and for the
-Gradescope bundle (`layout`): test `N` is part N with its score (a human's score and extra credit
+Gradescope bundle (`to_json`): test `N` is part N with its score (a human's score and extra credit
 included), tests `N.M` are its checks, without a score of their own (so that the scored tests add
 up to the total before any late penalty), then one test per written answer (scored once graded
 by hand, else without a score) and, for a late submission, a test without a score that explains
@@ -144,7 +144,7 @@ DETAILS_WORDS = {"visible": "below", "after_due_date": "shown after the due date
 ANSWER_CHARACTERS = 4000      # of a written answer quoted in a test's output
 
 
-def layout(result: Result, details: str = "visible", visibility: str = "visible", written=None) -> dict:
+def to_json(result: Result, details: str = "visible", visibility: str = "visible", written=None) -> dict:
     """results.json in Gradescope's format (see the module's docstring). `details`: the checks'
     visibility; `visibility`: the whole result's (Gradescope's top-level setting); `written`:
     {grade_id: (question, answer, points)} of written answers that no gradebook holds (on
@@ -188,10 +188,6 @@ def layout(result: Result, details: str = "visible", visibility: str = "visible"
                        "checks": [dict(vars(c)) for c in p.checks]} for p in result.parts],   # flat
         },
     }
-
-
-def to_json(result: Result) -> dict:
-    return layout(result)
 
 
 def _passed(passed: bool) -> str:
