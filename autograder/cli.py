@@ -92,6 +92,12 @@ def _parser() -> argparse.ArgumentParser:
                                           "(default: report/ASSIGNMENT/ in the course)")
     _course_option(rp)
 
+    lg = commands.add_parser("lms-grades", help="write grades/ASSIGNMENT-lms.csv: the grades as Canvas's gradebook "
+                                                "imports them, under the LMS's ids")
+    lg.add_argument("assignment", help="the assignment")
+    lg.add_argument("-o", "--output", help="the file to write (default: grades/ASSIGNMENT-lms.csv in the course)")
+    _course_option(lg)
+
     d = commands.add_parser("demo", help="grade the bundled example class end to end in a fresh course")
     d.add_argument("--lab", default="lab05_transformers", metavar="ASSIGNMENT", choices=labs.assignments(),
                    help=f"the lab to demonstrate, one of {', '.join(labs.assignments())} (default lab05_transformers)")
@@ -120,7 +126,7 @@ def main(argv=None) -> int:
     """The `attnlab` command, as a process's entry point (it leaves the heap frozen)."""
     args = _parser().parse_args(argv)
     try:
-        handlers = {"grade": _grade, "feedback": _feedback, "report": _report, "demo": _demo,
+        handlers = {"grade": _grade, "feedback": _feedback, "report": _report, "lms-grades": _lms_grades, "demo": _demo,
                     "gradescope": _gradescope, "gradescope-run": _gradescope_run, "sync": _sync}
         if getattr(args, "assignment", None) is not None:
             labs.load(args.assignment)      # a typo or a trailing slash: one line naming the labs, for every command
@@ -263,9 +269,11 @@ def _sandbox_mode(requested: str) -> str:
 def _feedback(args) -> int:
     from . import feedback
     course = open_course(args.course)
-    written, unwritten = feedback.write_all(course, args.assignment, args.student)
+    written, unwritten, renamed = feedback.write_all(course, args.assignment, args.student)
     for path in written:
         print(path)
+    for student, note in renamed.items():
+        print(f"renamed notebook, {student}: {note}", file=sys.stderr)
     for student, why in unwritten.items():
         _say(f"NO FEEDBACK for {student}: {why}")
     return 0
@@ -275,6 +283,20 @@ def _report(args) -> int:
     from . import report
     course = open_course(args.course)
     print(report.write(course, args.assignment, args.output and Path(args.output).resolve()))
+    return 0
+
+
+def _lms_grades(args) -> int:
+    from . import engine, results
+    course = open_course(args.course)
+    settings = AttnLab(config=course.config)
+    everyone = engine.current(course, args.assignment)
+    with course.gradebook() as gb:
+        names = {s.id: (s.last_name, s.first_name) for s in gb.students}
+    out = Path(args.output).resolve() if args.output else course.root / "grades" / f"{args.assignment}-lms.csv"
+    results.write_lms_csv(out, everyone, names, settings.lms_ids,
+                          settings.lms_columns.get(args.assignment, args.assignment))
+    print(out)
     return 0
 
 
@@ -297,9 +319,11 @@ def _demo(args) -> int:
 def _gradescope(args) -> int:
     from . import gradescope
     course = open_course(args.course)
-    out = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"),
-                           course_limits(course.config, args))
+    out, notes = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"),
+                                  course_limits(course.config, args))
     print(f"wrote {out.resolve()}: upload it as the assignment's autograder (Ubuntu base image)")
+    for note in notes:
+        print(f"note: {note}")
     return 0
 
 

@@ -4,6 +4,7 @@
     c.AttnLab.memory = 2048                         # MiB for the student's process
     c.AttnLab.gradescope_details = "after_due_date" # when Gradescope shows the hidden checks' details
     c.AttnLab.lms_ids = {"2001": "ada"}             # LMS user id -> student id in the gradebook
+    c.AttnLab.gradescope_visibility = "after_due_date"  # when Gradescope shows the whole result
 
 Command-line options override the limits; the Gradescope bundle carries all of them.
 """
@@ -36,8 +37,21 @@ class AttnLab(Configurable):
         ("visible", "after_due_date", "after_published", "hidden"), "after_due_date",
         help="When Gradescope shows a hidden check's details (what came back, what was expected, the "
              "likely cause); its name and points are always visible.").tag(config=True)
+    gradescope_visibility = Enum(
+        ("visible", "after_due_date", "after_published", "hidden"), "visible",
+        help="When Gradescope shows the whole autograder result (score and tests) to the student: "
+             "Gradescope's top-level visibility.").tag(config=True)
     lms_ids = Dict(value_trait=Unicode(), help="LMS user id -> student id in the gradebook, for "
-                   "`attnlab grade --zip-collect` (ids not listed are used as they are).").tag(config=True)
+                   "`attnlab grade --zip-collect` (ids not listed are used as they are) and back, for "
+                   "`attnlab lms-grades`.").tag(config=True)
+    lms_unknown_ids = Enum(
+        ("warn", "skip"), "warn",
+        help="An LMS id that is neither in lms_ids nor a student of the gradebook: collected as a new "
+             "student with a warning naming the file and the closest known ids ('warn'), or skipped "
+             "with that warning ('skip').").tag(config=True)
+    lms_columns = Dict(value_trait=Unicode(), help="assignment -> the column of the LMS's gradebook "
+                       "that `attnlab lms-grades` fills, as the LMS's export names it (Canvas: "
+                       "'Lab 05 (123456)'); default: the assignment's name.").tag(config=True)
 
     @validate("wall_factor")
     def _at_least_one(self, proposal):

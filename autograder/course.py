@@ -131,6 +131,28 @@ def submitted_notebook(folder: Path, notebook: str) -> Path:
     return folder / notebook if (folder / notebook).exists() or len(only) != 1 else folder / only[0]
 
 
+def notebook_notes(folder: Path, graded: Path, expected: str, release: Path) -> list:
+    """What the grader and the student should know of the notebooks in a submission `folder`:
+    `graded` has another name than `expected` (the only notebook submitted), or other notebooks
+    were left ungraded, in words that say so when the one graded is the release's starter
+    notebook unchanged (a stub uploaded beside renamed work)."""
+    others = [str(p) for p in student_files.notebooks_in(folder) if folder / p != graded]
+    if graded.name != expected:
+        return [f"graded {graded.name}, the only notebook submitted (expected {expected})"]
+    if not others:
+        return []
+    from . import notebooks, submission
+    try:
+        stub = notebooks.answer_cells(submission.load(graded)[0]) == notebooks.answer_cells(notebooks.read(release))
+    except Exception:   # an unreadable notebook is said so elsewhere
+        stub = False
+    named = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    if stub:
+        return [f"graded {expected}, the starter notebook unchanged; not graded: {named} (submit your work as "
+                f"{expected})"]
+    return [f"graded {expected}; not graded: {named}"]
+
+
 def graded_digests(results: Path) -> tuple:
     """(the digest of the submission that a results.json grades, the digest of the student's
     work in it); None for what it lacks or cannot be read."""

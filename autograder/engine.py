@@ -22,8 +22,9 @@ import nbformat
 from tqdm import tqdm
 
 from . import gradebook, grading, labs, results, secret, student_files
-from .course import Course, CourseError, graded_digests, submitted_notebook
+from .course import Course, CourseError, graded_digests, notebook_notes, submitted_notebook
 from .gradebook import GradebookWriter
+from .nbgrader_plugins import lms_late_unknown
 from .results import Result
 from .sandbox import Limits
 
@@ -99,11 +100,13 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                     failed[result.student] = result
                     return
                 result.timestamp, problems = _nbgrader_files(course, result.student, assignment)
+                result.late_unknown = lms_late_unknown(course.root, assignment, result.student, paths[result.student])
                 result.tampering += problems
                 result.digest, result.work_digest = digests[result.student], works[result.student]
-                if paths[result.student].name != notebook and result.status != "unreadable":
-                    result.notes.append(f"graded {paths[result.student].name}, the only notebook submitted "
-                                        f"(expected {notebook})")
+                if result.status != "unreadable":
+                    result.notes += notebook_notes(course.path("submitted", result.student, assignment),
+                                                   paths[result.student], notebook,
+                                                   course.release(assignment) / notebook)
                 pending.append((result, graded_notebook or _placeholder(release, result)))
                 if len(pending) >= BATCH_SIZE or time.monotonic() - since > BATCH_SECONDS:
                     done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))

@@ -1,11 +1,13 @@
 """Feedback pages: per check, its points and what went wrong; the gradebook's final scores.
 
 The page is built from results.json, the gradebook (a human's scores and comments, the hand-graded
-cells, the late penalty) and the student's own answer cells; the hidden tests' source and inputs
-are never part of any. It is written where nbgrader keeps feedback,
-feedback/<student>/<assignment>/<notebook>.html, beside nbgrader's timestamp.txt and
-submission_secret.txt, so `nbgrader release_feedback` hands it out and `nbgrader fetch_feedback`
-brings it to the student. Everything the student wrote is escaped.
+cells, the late penalty) and the student's own answer cells, written answers included (named by
+their question); the hidden tests' source and inputs are never part of any. It is written where
+nbgrader keeps feedback, feedback/<student>/<assignment>/<notebook>.html, beside nbgrader's
+timestamp.txt and submission_secret.txt, so `nbgrader release_feedback` hands it out and
+`nbgrader fetch_feedback` brings it to the student. `<notebook>` is the name of the notebook the
+student submitted (fetch_feedback finds a page by it), also when it was renamed. Everything the
+student wrote is escaped.
 """
 import shutil
 from datetime import datetime, timezone
@@ -14,7 +16,7 @@ from pathlib import Path
 import jinja2
 
 from . import engine, labs, notebooks, results, text
-from .course import Course, CourseError
+from .course import Course, CourseError, submitted_notebook
 from .messages import points
 
 _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
@@ -22,9 +24,12 @@ _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).pa
                                 finalize=text.for_page)
 
 
-def page(result, code: dict, show_fix: bool = False) -> str:
+def page(result, code: dict, show_fix: bool = False, written: dict | None = None, questions: dict | None = None) -> str:
+    """`code`: {part: the student's code}; `written`: {grade_id: the student's written answer};
+    `questions`: {grade_id: (label, question)} of the release."""
     return _TEMPLATES.get_template("feedback.html.j2").render(
-        r=result, code=code, pts=points, late=results.late_text(result), show_fix=show_fix)
+        r=result, code=code, pts=points, late=results.late_text(result), show_fix=show_fix, utc=results.utc_text,
+        written=written or {}, questions=questions or {})
 
 
 def past_due(result) -> bool:
@@ -34,9 +39,10 @@ def past_due(result) -> bool:
 
 
 def write_all(course: Course, assignment: str, students=None) -> tuple:
-    """The feedback page of every graded student (or of `students`); returns the paths, and
-    {student: why} of those asked for, or with a grade in the gradebook, who get no page (not
-    graded, results.json gone, a newer submission not graded yet)."""
+    """The feedback page of every graded student (or of `students`); returns the paths, {student:
+    why} of those asked for, or with a grade in the gradebook, who get no page (not graded,
+    results.json gone, a newer submission not graded yet), and {student: note} for the pages
+    named after a renamed notebook."""
     notebook = course.notebook_name(assignment)
     everyone = {r.student: r for r in engine.current(course, assignment)}
     unknown = sorted(set(students or ()) - set(everyone))
@@ -52,14 +58,37 @@ def write_all(course: Course, assignment: str, students=None) -> tuple:
                           + f": run `attnlab grade {assignment}` first")
     asked = [everyone[s] for s in students or () if not everyone[s].recorded]
     written, unwritten = [], {r.student: r.notes[0] for r in graded + asked if r.status in ("missing", *results.UNRECORDED)}
+    renamed = {}
+    questions = notebooks.questions(notebooks.read(course.release(assignment) / notebook))
     for result in (r for r in graded if r.student not in unwritten):
         source = course.path("autograded", result.student, assignment)
-        out = course.path("feedback", result.student, assignment) / f"{Path(notebook).stem}.html"
+        name, renamed[result.student] = _page_name(course, assignment, result.student, notebook)
+        out = course.path("feedback", result.student, assignment) / name
         out.parent.mkdir(parents=True, exist_ok=True)
-        for name in ("timestamp.txt", "submission_secret.txt"):
-            if (source / name).is_file():
-                shutil.copyfile(source / name, out.parent / name)
-        code = notebooks.answer_cells(notebooks.read(source / notebook)) if result.status != "unreadable" else {}
-        out.write_text(page(result, code, past_due(result)))
+        for old in out.parent.glob("*.html"):      # a page under the name of an earlier submission
+            if old != out:
+                old.unlink()
+        for kept in ("timestamp.txt", "submission_secret.txt"):
+            if (source / kept).is_file():
+                shutil.copyfile(source / kept, out.parent / kept)
+        graded_nb = notebooks.read(source / notebook) if result.status != "unreadable" else None
+        out.write_text(page(result, notebooks.answer_cells(graded_nb) if graded_nb else {}, past_due(result),
+                            notebooks.written_answers(graded_nb) if graded_nb else {}, questions))
         written.append(out)
-    return written, unwritten
+    return written, unwritten, {s: note for s, note in renamed.items() if note}
+
+
+def _page_name(course: Course, assignment: str, student: str, notebook: str) -> tuple:
+    """(the page's file name, a note for the instructor or ''): nbgrader's fetch_feedback finds a
+    page by the name of the notebook the student submitted, so a renamed notebook's page has its
+    name; one submitted in a folder is not found by fetch_feedback at all."""
+    submitted = submitted_notebook(course.path("submitted", student, assignment), notebook)
+    relative = submitted.relative_to(course.path("submitted", student, assignment))
+    if submitted.name == notebook:
+        return f"{Path(notebook).stem}.html", ""
+    if len(relative.parts) > 1:
+        return (f"{Path(notebook).stem}.html",
+                f"the notebook graded is {relative}, in a folder of the submission: nbgrader fetch_feedback "
+                "cannot find its page; hand out the page yourself")
+    return (f"{submitted.stem}.html", f"the page is named {submitted.stem}.html after the notebook submitted "
+            f"({submitted.name}), as nbgrader fetch_feedback finds it")

@@ -139,6 +139,7 @@ class GradebookWriter:
             self.students.add(result.student)
             self.added.append(result.student)
         new = submission is None or resubmitted     # work no human has looked at yet
+        earlier = submission.timestamp if submission is not None else None
         if submission is None:
             extra = {"timestamp": result.timestamp} if result.timestamp else {}
             submission = self.gb.add_submission(self.assignment, result.student, **extra)
@@ -152,6 +153,8 @@ class GradebookWriter:
         if resubmitted:
             for grade in grades.values():
                 grade.needs_manual_grade = grade.needs_manual_grade or grade.manual_score is not None
+            for comment in comments.values():     # shown beside the new work's scores, in formgrader too
+                comment.manual_comment = marked_earlier(comment.manual_comment, earlier)
         tampering = [f"attnlab: tampering: {t}" for t in result.tampering]
         for part in result.parts:
             grade = grades.get(f"test_{part.name}")
@@ -176,6 +179,17 @@ class GradebookWriter:
             return None
         penalty = self.late_plugin.late_submission_penalty(student, score, seconds_late)
         return None if penalty is None else min(max(penalty, 0.0), score)
+
+
+EARLIER = "[written for an earlier submission"
+
+
+def marked_earlier(comment: str | None, submitted) -> str | None:
+    """A grader's comment on work since replaced, marked as such once (the grader edits or
+    removes the mark in formgrader)."""
+    if not comment or comment.startswith(EARLIER):
+        return comment
+    return f"{EARLIER}{f' (submitted {submitted:%Y-%m-%d %H:%M} UTC)' if submitted else ''}] {comment}"
 
 
 def _why(part) -> str:

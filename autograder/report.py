@@ -4,7 +4,8 @@ Built from autograded/<student>/<assignment>/results.json, the roster (students 
 submission are listed as missing) and the summary of the last `attnlab grade` run; written to
 report/<assignment>/index.html with its plots beside it. It shows the distribution of scores,
 overall and per part, the most frequent diagnosed mistakes, the submissions that need a human
-(submission folders that are not graded too), and how long grading took.
+(submission folders that are not graded too), how long grading took, and a link to the pairs
+of submissions whose code is alike beyond chance (similarity.html beside it).
 """
 import json
 import statistics
@@ -19,7 +20,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from . import engine, labs, results, text
+from . import engine, labs, results, similarity, text
 from .course import Course, CourseError
 from .messages import points
 
@@ -55,6 +56,7 @@ def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
         "times": time_stats(scored), "last_run": last_run(course, assignment),
     }
     data["plots"] = _plots(out_dir, data, scored)
+    data["similarity"] = similarity.write(course, assignment, [r.student for r in scored], out_dir)
     page = out_dir / "index.html"
     page.write_text(_TEMPLATES.get_template("report.html.j2").render(**data, pts=points, num=_num))
     return page
