@@ -28,6 +28,7 @@ class Entry:
     name: str           # student+assignment+time+random, as `nbgrader submit` names it
     student: str
     assignment: str
+    time: str           # as the name gives it (nbgrader's format sorts in time order)
 
 
 class Exchange:
@@ -63,7 +64,7 @@ class Exchange:
             if len(parts) < 3 or parts[1] not in assignments:
                 continue
             if _complete(self.inbound / name):
-                found.append(Entry(name, parts[0], parts[1]))
+                found.append(Entry(name, parts[0], parts[1], parts[2]))
             else:
                 unfinished = True
         return found, unfinished

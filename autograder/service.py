@@ -172,7 +172,8 @@ class Service:
         entries, unfinished = self.exchange.entries(set(self.labs))
         for assignment in self.labs:
             known = self.known.setdefault(assignment, self.journal.known(assignment))
-            new = [(e.student, e.name) for e in entries if e.assignment == assignment and e.name not in known]
+            new = [(e.student, e.name) for e in sorted(entries, key=lambda e: e.time)
+                   if e.assignment == assignment and e.name not in known]
             self.journal.accept(assignment, new)
             known.update(name for _, name in new)
         if unfinished:
