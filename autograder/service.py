@@ -71,9 +71,16 @@ class Lab:
         self.graded: dict = {}      # student -> (Flight, result, notebook text): to record
         self.changed = False        # since the grades table was written
         self.refreshed = 0.0
+        self.undelivered = False    # recorded grades whose files or page may be unwritten
+        self.paused_until = 0.0     # recording failed: tried again then
 
     def busy(self) -> int:
         return len(self.flights) + len(self.graded)
+
+    def restart(self) -> None:
+        """New slots for a pool that broke (a slot died)."""
+        grading.stop_slots(self.slots)
+        self.slots = grading.start_slots(self.jobs, self.args)
 
 
 class Service:
@@ -149,13 +156,10 @@ class Service:
                 if time.time() >= self.next_scan:
                     self._scan()
                 self._schedule()
-            busy = sum(lab.busy() for lab in self.labs.values())
-            if not busy:
-                self._refresh_tables(force=True)
-                if self.stopping or (self.once and not self._due()):
-                    return
-            else:
-                self._refresh_tables()
+            busy = sum(lab.busy() + lab.undelivered for lab in self.labs.values())
+            self._refresh_tables(force=not busy)
+            if not busy and (self.stopping or (self.once and not self._due())):
+                return
             self.wake.wait(min(TICK, max(0.0, self.next_scan - time.time())))
             self.wake.clear()
 
@@ -169,7 +173,11 @@ class Service:
 
     def _scan(self) -> None:
         self.next_scan = time.time() + self.settings.rescan     # set first: a change from now on asks again
-        entries, unfinished = self.exchange.entries(set(self.labs))
+        try:
+            entries, unfinished = self.exchange.entries(set(self.labs))
+        except OSError as exc:      # the exchange unmounted, say: looked at again at the next rescan
+            self.log.error("cannot read the exchange's inbound folder %s: %s", self.exchange.inbound, exc)
+            return
         for assignment in self.labs:
             known = self.known.setdefault(assignment, self.journal.known(assignment))
             new = [(e.student, e.name) for e in sorted(entries, key=lambda e: e.time)
@@ -193,7 +201,10 @@ class Service:
                         any(r.not_before is None or r.not_before <= now for r in rows):
                     try:
                         with course_lock.hold(self.course.root, assignment, HOLDER, wait=False):
-                            self._take(lab, student, rows)
+                            try:
+                                self._take(lab, student, rows)
+                            except Exception as exc:    # not the student's doing: a full disk, ...
+                                self._again_later(lab, student, exc)
                     except course_lock.Busy:
                         return      # `attnlab grade` runs: its end is seen at the next tick
 
@@ -294,39 +305,77 @@ class Service:
                     broken = True
                     result, graded_notebook = results.ungraded(student, lab.assignment, lab.suite, "error",
                                                                f"the grading slot died ({exc})"), None
-                if result.status in ("error", "busy"):     # the grader's failure, not the student's
-                    self._retry(lab, flight, result)
+                if result.status in ("error", "busy"):     # the grader's failure (or the machine's): again
+                    self._retry(lab, [self.journal.row(flight.row)], result.notes[0] if result.notes else
+                                result.status, counted=result.status == "error", notice=True)
                 else:
                     lab.graded[student] = (flight, result, graded_notebook)
             if broken:
-                grading.stop_slots(lab.slots)
-                lab.slots = grading.start_slots(lab.jobs, lab.args)
-            if lab.graded:
+                lab.restart()
+            if (lab.graded or lab.undelivered) and time.time() >= lab.paused_until:
                 try:
                     with course_lock.hold(self.course.root, lab.assignment, HOLDER, wait=False):
-                        self._record(lab)
+                        try:
+                            self._deliver_recorded(lab)
+                            self._record(lab)
+                        except Exception as exc:    # the gradebook locked for a minute, a full disk, ...
+                            self._unrecorded(lab, exc)
                 except course_lock.Busy:
                     pass        # recorded once `attnlab grade` is done
 
-    def _retry(self, lab: Lab, flight: Flight, result) -> None:
-        row = self.journal.row(flight.row)
-        tries = row.tries + (result.status == "error")
-        why = result.notes[0] if result.notes else result.status
+    def _retry(self, lab: Lab, rows: list, why: str, counted: bool = True, notice: bool = False) -> None:
+        """Take `rows` (a student's entries) again in a while: a failure that is not the
+        student's; after RETRIES of them (`counted`), the instructor is left the submission (and
+        with `notice`, the student told)."""
+        row, tries = rows[-1], max(r.tries for r in rows) + counted
         if tries < RETRIES:
-            self.journal.set([row.id], "accepted", started=None, tries=tries,
-                             not_before=time.time() + RETRY_SECONDS * max(tries, 1))
-            self.log.warning("%s %s: not graded (%s), try %d of %d: graded again in %s", lab.assignment,
-                             flight.student, why, tries, RETRIES, _duration(RETRY_SECONDS * max(tries, 1)))
+            pause = RETRY_SECONDS * max(tries, 1)
+            self.journal.set([r.id for r in rows], "accepted", started=None, tries=tries,
+                             not_before=time.time() + pause)
+            self._said(row, f"not graded ({why}), try {tries} of {RETRIES}: again in {_duration(pause)}",
+                       logging.WARNING)
             return
-        self.journal.set([row.id], "failed", started=None, tries=tries, outcome=f"grader error: {why}")
-        self._notice(lab, row, "The grader could not grade this submission. It is kept, and your instructor "
-                               "grades it.", f"NOT GRADED after {tries} tries ({why}): run `attnlab grade "
-                                             f"{lab.assignment}`", logging.ERROR)
+        self.journal.set([r.id for r in rows], "failed", started=None, tries=tries, outcome=f"not graded: {why}")
+        said = f"NOT GRADED after {tries} tries ({why}): run `attnlab grade {lab.assignment}`"
+        if notice:
+            self._notice(lab, row, "The grader could not grade this submission. It is kept, and your "
+                                   "instructor grades it.", said, logging.ERROR)
+        else:
+            self._said(row, said, logging.ERROR)
+
+    def _again_later(self, lab: Lab, student: str, exc: Exception) -> None:
+        """Taking `student`'s entries failed: what a collection may have half copied is removed."""
+        rows = self.journal.rows(lab.assignment, ("collecting", "grading"), student)
+        if student in lab.flights or not rows:
+            return
+        if any(r.state == "collecting" for r in rows):
+            shutil.rmtree(self.course.path("submitted", student, lab.assignment), ignore_errors=True)
+        if isinstance(exc, BrokenProcessPool):
+            lab.restart()
+        self._retry(lab, rows, f"{type(exc).__name__}: {exc}")
+
+    def _unrecorded(self, lab: Lab, exc: Exception) -> None:
+        """Recording failed, or what follows it: said in one line, tried again in a while. What the
+        transaction recorded is finished from its staged files (`_deliver_recorded`); the rest
+        waits in memory (a restart grades it again)."""
+        lab.paused_until = time.time() + RETRY_SECONDS
+        lab.undelivered = True
+        recorded = {r.id for r in self.journal.rows(lab.assignment, ["recorded"])}
+        for student, (flight, _, _) in list(lab.graded.items()):
+            if flight.row in recorded:
+                del lab.graded[student]
+        for row in self.journal.rows(lab.assignment, ["grading"]):     # graded by another run: taken again
+            if row.student not in lab.flights and row.student not in lab.graded:
+                self.journal.set([row.id], "accepted", started=None)
+        self.log.error("%s: recording failed (%s: %s); tried again in %s", lab.assignment, type(exc).__name__,
+                       str(exc)[:300], _duration(RETRY_SECONDS))
 
     def _record(self, lab: Lab) -> None:
         """Record what the slots graded in one transaction (the journal's notes in it), then write
         autograded/ and results.json, and deliver each page."""
         assignment, course = lab.assignment, self.course
+        if not lab.graded:
+            return
         fresh, known = [], []
         with GradebookWriter(course, assignment, Path(lab.notebook).stem, lab.suite.parts) as writer:
             recorded = writer.submitted()
@@ -416,23 +465,31 @@ class Service:
                     self.journal.set([row.id], "accepted", started=None)
                 for row in self.journal.rows(assignment, ["grading"]):
                     self.journal.set([row.id], "accepted", started=None)
-                for row in self.journal.rows(assignment, ["recorded"]):
-                    result_path, notebook_path = self._staged(row.id)
-                    try:
-                        result = results.read_json(result_path)
-                    except (OSError, ValueError, KeyError, TypeError):  # removed by hand: grade it again
-                        self.log.warning("%s %s: what was recorded before a restart is gone from %s: graded "
-                                         "again", assignment, row.student, self.staging)
-                        self.journal.set([row.id], "accepted", started=None)
-                        continue
-                    result.recorded = self._recorded(lab, row.student)
-                    engine.write_autograded(self.course, assignment, lab.notebook, result, notebook_path.read_text())
-                    self._deliver(lab, row, result, "recorded before a restart")
-                    lab.changed = True
+                lab.undelivered = True
         live = {str(p) for a in self.labs for r in self.journal.rows(a, ["recorded"]) for p in self._staged(r.id)}
         for path in self.staging.iterdir():
             if str(path) not in live:
                 path.unlink()
+
+    def _deliver_recorded(self, lab: Lab) -> None:
+        """Finish the recordings whose files or page were not written (a crash, a full disk):
+        from what was staged before they were recorded, never recording them again."""
+        if not lab.undelivered:
+            return
+        for row in self.journal.rows(lab.assignment, ["recorded"]):
+            result_path, notebook_path = self._staged(row.id)
+            try:
+                result = results.read_json(result_path)
+                text = notebook_path.read_text()
+            except (OSError, ValueError, KeyError, TypeError):  # removed by hand: it is graded again
+                self._said(row, f"what was recorded is gone from {self.staging}: graded again", logging.WARNING)
+                self.journal.set([row.id], "accepted", started=None)
+                continue
+            result.recorded = self._recorded(lab, row.student)
+            engine.write_autograded(self.course, lab.assignment, lab.notebook, result, text)
+            self._deliver(lab, row, result, "recorded before a restart")
+            lab.changed = True
+        lab.undelivered = False
 
     def _refresh_tables(self, force: bool = False) -> None:
         """The grades table of each assignment graded since it was written (and results.json
@@ -445,6 +502,9 @@ class Service:
                                                                                      lab.suite))
                 except course_lock.Busy:
                     continue
+                except Exception as exc:        # a full disk, ...: the grades stand in the gradebook
+                    self.log.error("%s: the grades table was not written (%s: %s)", assignment,
+                                   type(exc).__name__, str(exc)[:300])
                 lab.changed, lab.refreshed = False, time.monotonic()
 
 
