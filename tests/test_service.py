@@ -400,7 +400,8 @@ def test_sigterm_finishes_the_submission_being_graded(tmp_path):
 @pytest.mark.parametrize("setting, said", [
     ("c.AttnLabService.attempts = -1", "AttnLabService.attempts must be between 0 and 1024, got -1"),
     ("c.AttnLabService.before_due_date = 'all'", "before_due_date"),
-    ("c.AttnLabService.assignments = ['lab99']", "'lab99' is not one of AttnLab's labs")])
+    ("c.AttnLabService.assignments = ['lab99']", "'lab99' is not one of AttnLab's labs"),
+    ("c.Exchange.root = '/no/such/exchange'", "the exchange has no inbound folder /no/such/exchange/attnlab/inbound")])
 def test_a_bad_policy_is_one_line(tmp_path, setting, said):
     course = copy_course(tmp_path / "course")
     configure(course, setting)
