@@ -41,7 +41,11 @@ class Exchange:
         self.config = Config()
         for folder in reversed(jupyter_config_path()):      # the lowest priority first
             if (Path(folder) / "nbgrader_config.py").is_file():
-                self.config.merge(PyFileConfigLoader("nbgrader_config.py", path=folder).load_config())
+                try:
+                    self.config.merge(PyFileConfigLoader("nbgrader_config.py", path=folder).load_config())
+                except Exception as exc:    # an administrator's Python file: whatever it raises, say where
+                    raise CourseError(f"{Path(folder) / 'nbgrader_config.py'} cannot be read: "
+                                      f"{type(exc).__name__}: {exc}") from None
         self.config.merge(course.config)
         root = Path(Default(config=self.config).root)
         self.inbound = root / course.dirs.course_id / "inbound"

@@ -8,14 +8,13 @@ twice and loses nothing. An entry moves
 
 and may stop at held (the attempt limit: accepted again at `not_before`), late (left for
 `attnlab grade`), superseded (a newer entry of the student was collected), refused (not
-collected, with why) or failed (the grader failed on it again and again). After a crash,
-`recover` puts each entry back where its work can be redone: a half-made collection is removed
-and made again, an unfinished grading is graded again, and a recorded grade's files are written.
+collected, with why) or failed (a failure that was not the student's, again and again). After a
+crash the service puts each unfinished entry back where its work can be redone (service.py).
 """
 import time
 
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint, create_engine, \
-    func, insert, select, update
+    insert, select, update
 
 _METADATA = MetaData()
 ENTRIES = Table(
@@ -82,10 +81,3 @@ class Journal:
                                                 ENTRIES.c.started >= since).order_by(ENTRIES.c.started)
         with self.engine.connect() as db:
             return list(db.scalars(query))
-
-    def counts(self, assignment: str) -> dict:
-        """{state: entries} of `assignment`."""
-        query = select(ENTRIES.c.state, func.count()).where(ENTRIES.c.assignment == assignment) \
-            .group_by(ENTRIES.c.state)
-        with self.engine.connect() as db:
-            return dict(db.execute(query).all())

@@ -73,6 +73,7 @@ class Lab:
         self.refreshed = 0.0
         self.undelivered = False    # recorded grades whose files or page may be unwritten
         self.paused_until = 0.0     # recording failed: tried again then
+        self.failures = 0           # recordings failed in a row
 
     def busy(self) -> int:
         return len(self.flights) + len(self.graded)
@@ -108,6 +109,13 @@ class Service:
 
     def run(self) -> int:
         """Serve until SIGTERM (or, with `once`, until nothing is left to do now)."""
+        try:
+            with course_lock.hold(self.course.root, "serve", HOLDER, wait=False):
+                return self._serve()
+        except course_lock.Busy as exc:
+            raise CourseError(f"this course is served already, by {exc.holder}") from None
+
+    def _serve(self) -> int:
         self.staging.mkdir(parents=True, exist_ok=True)
         jobs = self.settings.slots or os.cpu_count() or 1
         try:
@@ -120,7 +128,7 @@ class Service:
             observer = None if self.once else self.exchange.watch(self._changed)
             previous = {s: signal.signal(s, self._stop) for s in (signal.SIGTERM, signal.SIGINT)}
             try:
-                self._loop()
+                done = self._loop()
             finally:
                 for number, handler in previous.items():
                     signal.signal(number, handler)
@@ -131,7 +139,7 @@ class Service:
                 lab.slots.pool.shutdown(wait=True, cancel_futures=True)
             if self.journal:
                 self.journal.close()
-        return 0
+        return 0 if done else 1
 
     def _changed(self) -> None:
         """(watchdog's thread) The inbound folder changed: look at it now."""
@@ -144,7 +152,8 @@ class Service:
             raise KeyboardInterrupt
         self.wake.set()
 
-    def _loop(self) -> None:
+    def _loop(self) -> bool:
+        """Whether it ended with everything recorded (with `once`, recording may keep failing)."""
         said_stopping = False
         while True:
             self._finish()
@@ -159,7 +168,10 @@ class Service:
             busy = sum(lab.busy() + lab.undelivered for lab in self.labs.values())
             self._refresh_tables(force=not busy)
             if not busy and (self.stopping or (self.once and not self._due())):
-                return
+                return True
+            if self.once and any(lab.failures >= RETRIES for lab in self.labs.values()):
+                self.log.error("recording keeps failing: stopping; the next run grades what is not recorded")
+                return False
             self.wake.wait(min(TICK, max(0.0, self.next_scan - time.time())))
             self.wake.clear()
 
@@ -360,6 +372,7 @@ class Service:
         waits in memory (a restart grades it again)."""
         lab.paused_until = time.time() + RETRY_SECONDS
         lab.undelivered = True
+        lab.failures += 1
         recorded = {r.id for r in self.journal.rows(lab.assignment, ["recorded"])}
         for student, (flight, _, _) in list(lab.graded.items()):
             if flight.row in recorded:
@@ -399,7 +412,7 @@ class Service:
                                     lambda db: self.journal.update(db, ids, "recorded"))
             grades = read(writer.gb, assignment, Path(lab.notebook).stem, [f.student for f, _ in known])
         lab.graded.clear()
-        lab.changed = True
+        lab.changed, lab.failures = True, 0
         for flight, result in known:
             result.recorded = grades.get(flight.student, {})
             self._deliver(lab, self.journal.row(flight.row), result, "graded by another run (attnlab grade)",

@@ -387,9 +387,13 @@ def test_a_busy_assignment_is_said_in_one_line_and_waited_for(tmp_path):
                        f"of {ASSIGNMENT}"], out.stderr
 
 
-def test_sigterm_finishes_the_submission_being_graded(tmp_path):
+def test_sigterm_finishes_the_submission_being_graded_and_a_second_service_is_refused(tmp_path):
     course, exchange = exchange_course(tmp_path)
     served = Served(course)
+    wait_until(lambda: "serving" in served.log(), served)
+    second = run_tool("attnlab", "serve", "--once", cwd=course, check=False)
+    assert second.returncode == 2 and second.stderr.count("\n") == 1, second.stderr
+    assert f"this course is served already, by attnlab serve (pid {served.process.pid})" in second.stderr
     Student(tmp_path, "ada", exchange).submit(answers())
     wait_until(lambda: any(r[2] == "grading" for r in journal(course)), served)
     assert served.stop() == 0
