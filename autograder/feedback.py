@@ -63,7 +63,7 @@ def _write_all(course: Course, assignment: str, students) -> tuple:
 
 def write_page(course: Course, assignment: str, notebook: str, result, before_due: str = "full") -> Path:
     """The page of a recorded `result` (autograded/ written), where nbgrader keeps feedback;
-    before the student's due date (or while there is none) it shows `before_due` of each part (see `page`)."""
+    before the student's due date (or while there is none) it shows `before_due` (see `page`)."""
     source = course.path("autograded", result.student, assignment)
     code = notebooks.answer_cells(notebooks.read(source / notebook)) if result.status != "unreadable" else {}
     due = past_due(result)

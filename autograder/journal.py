@@ -32,7 +32,6 @@ ENTRIES = Table(
     UniqueConstraint("assignment", "entry"),
 )
 OPEN = ("accepted", "held")
-UNFINISHED = ("collecting", "grading", "recorded")
 
 
 class Journal:
