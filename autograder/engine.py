@@ -241,7 +241,7 @@ def current(course: Course, assignment: str) -> list:
     the report): the recorded submissions get the late penalty of today's due date and
     extensions, as `grade` gives them, then the grades table and results.json are brought up to date."""
     suite = labs.load(assignment).suite
-    with course_lock.hold(course.root, assignment, "attnlab"):
+    with course_lock.hold(course.root, assignment, "attnlab report"):   # (feedback holds it already)
         with GradebookWriter(course, assignment, Path(course.notebook_name(assignment)).stem, suite.parts) as gradebook:
             gradebook.reprice(sorted(gradebook.submitted()))
         everyone = class_results(course, assignment, suite)
