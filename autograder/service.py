@@ -11,6 +11,7 @@ the feedback page and releases it into the exchange, where `nbgrader fetch_feedb
 Collecting and recording hold the assignment's lock (course_lock.py): `attnlab grade` on the
 same course waits for them, and they for it; what the other one graded is not graded again.
 """
+import gc
 import logging
 import os
 import shutil
@@ -18,6 +19,7 @@ import signal
 import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -29,14 +31,14 @@ from .config import AttnLabService
 from .course import Course, CourseError, graded_digests, submitted_notebook
 from .student_files import unsafe_id
 from .exchange import Exchange
-from .gradebook import GradebookWriter, read
+from .gradebook import GradebookWriter, read, submissions
 from .journal import OPEN, Journal
 from .messages import points
 from .sandbox import Limits
 
 RETRIES = 3             # gradings the grader may fail on before the instructor is left the submission
 RETRY_SECONDS = 10.0    # the pause before grading again after a failure (or a machine too busy)
-REFRESH_SECONDS = 10.0  # the grades table is rewritten at most this often while submissions arrive
+REFRESH_SECONDS = 30.0  # the grades table is rewritten at most this often while submissions arrive
 TICK = 0.5              # the longest the service sleeps (how soon it sees SIGTERM)
 UNFINISHED_SCAN = 0.25  # how soon the inbound folder is looked at again while an entry is being written
 HOLDER = "attnlab serve"
@@ -62,8 +64,10 @@ class Lab:
         self.notebook = course.notebook_name(assignment)
         self.release = (course.release(assignment) / self.notebook).read_text()
         self.suite = labs.load(assignment).suite
-        with GradebookWriter(course, assignment, Path(self.notebook).stem, self.suite.parts):
-            pass        # refused now, in one line, if the gradebook cannot record it
+        # refused now, in one line, if the gradebook cannot record it; kept open, so that its
+        # statements are compiled and the late penalty plugin is set up once
+        self.writer = GradebookWriter(course, assignment, Path(self.notebook).stem, self.suite.parts)
+        self.writer.gb.engine.dispose()     # no connection open while the slots fork
         self.args = (assignment, course.release(assignment), self.notebook, mode, limits)
         self.jobs = jobs
         self.slots = grading.start_slots(jobs, self.args)
@@ -77,6 +81,14 @@ class Lab:
 
     def busy(self) -> int:
         return len(self.flights) + len(self.graded)
+
+    @contextmanager
+    def gradebook(self):
+        """The gradebook writer, with nothing loaded before: what formgrader changed is read anew."""
+        try:
+            yield self.writer
+        finally:
+            self.writer.gb.db.close()
 
     def restart(self) -> None:
         """New slots for a pool that broke (a slot died)."""
@@ -125,6 +137,7 @@ class Service:
             self.log.info("serving %s with %d warm slot(s) each, sandbox %s; exchange %s",
                           ", ".join(self.assignments), jobs, self.mode, self.exchange.inbound)
             self._recover()
+            gc.freeze()     # what is loaded by now lives to the end: collections leave it alone
             observer = None if self.once else self.exchange.watch(self._changed)
             previous = {s: signal.signal(s, self._stop) for s in (signal.SIGTERM, signal.SIGINT)}
             try:
@@ -137,6 +150,7 @@ class Service:
         finally:
             for lab in self.labs.values():
                 lab.slots.pool.shutdown(wait=True, cancel_futures=True)
+                lab.writer.gb.close()
             if self.journal:
                 self.journal.close()
         return 0 if done else 1
@@ -156,7 +170,7 @@ class Service:
         """Whether it ended with everything recorded (with `once`, recording may keep failing)."""
         said_stopping = False
         while True:
-            self._finish()
+            self._harvest()
             if self.stopping and not said_stopping:
                 said_stopping = True
                 self.log.info("stopping: finishing %d submission(s) being graded",
@@ -164,7 +178,8 @@ class Service:
             if not self.stopping:
                 if time.time() >= self.next_scan:
                     self._scan()
-                self._schedule()
+                self._schedule()        # before recording: the slots grade meanwhile
+            self._record_all()
             busy = sum(lab.busy() + lab.undelivered for lab in self.labs.values())
             self._refresh_tables(force=not busy)
             if not busy and (self.stopping or (self.once and not self._due())):
@@ -207,7 +222,7 @@ class Service:
             for row in self.journal.rows(assignment, OPEN):
                 due.setdefault(row.student, []).append(row)
             for student, rows in due.items():
-                if lab.busy() >= lab.jobs:
+                if len(lab.flights) >= 2 * lab.jobs:     # one waits per slot: no slot waits for this loop
                     break
                 if student not in lab.flights and student not in lab.graded and \
                         any(r.not_before is None or r.not_before <= now for r in rows):
@@ -304,7 +319,8 @@ class Service:
 
     # -- results --------------------------------------------------------------------------
 
-    def _finish(self) -> None:
+    def _harvest(self) -> None:
+        """Take what the slots have graded."""
         for lab in self.labs.values():
             broken = False
             for student, flight in list(lab.flights.items()):
@@ -324,6 +340,9 @@ class Service:
                     lab.graded[student] = (flight, result, graded_notebook)
             if broken:
                 lab.restart()
+
+    def _record_all(self) -> None:
+        for lab in self.labs.values():
             if (lab.graded or lab.undelivered) and time.time() >= lab.paused_until:
                 try:
                     with course_lock.hold(self.course.root, lab.assignment, HOLDER, wait=False):
@@ -390,8 +409,8 @@ class Service:
         if not lab.graded:
             return
         fresh, known = [], []
-        with GradebookWriter(course, assignment, Path(lab.notebook).stem, lab.suite.parts) as writer:
-            recorded = writer.submitted()
+        with lab.gradebook() as writer:
+            recorded = {s.student_id: s.timestamp for s in submissions(writer.gb, assignment, lab.graded).values()}
             for student, (flight, result, graded_notebook) in lab.graded.items():
                 now = (course.digest(student, assignment), course.work_digest(student, assignment))
                 if now != flight.digests:       # changed meanwhile (by hand): graded again
@@ -422,8 +441,8 @@ class Service:
 
     def _recorded(self, lab: Lab, student: str) -> dict:
         """The gradebook's grades of `student`'s submission ({} if none)."""
-        with self.course.gradebook() as gb:
-            return read(gb, lab.assignment, Path(lab.notebook).stem, [student]).get(student, {})
+        with lab.gradebook() as writer:
+            return read(writer.gb, lab.assignment, Path(lab.notebook).stem, [student]).get(student, {})
 
     def _deliver(self, lab: Lab, row, result, how: str, flight: Flight | None = None) -> None:
         """The page of a recorded `result`, released; the entry done; its log line."""

@@ -20,7 +20,8 @@ journal and checks that none is lost: each entry is graded (done) or superseded 
 newer one, and each student's newest submission is graded, recorded and its page released.
 Printed: the time from the first submission to the last page, the service's grading rate while it
 had work queued, the batch command's (`attnlab grade --jobs 2`) on the same final submissions in
-a copy of the course, and the peak resident memory of the service's own process and of its whole
+a copy of the course, the CPU time of the service's own process per submission (collecting,
+recording, writing and releasing; the slots grade), and the peak resident memory of the service's own process and of its whole
 process tree (slots and sandboxed workers; sampled every 0.2 s), with the main process's at the
 start and the end of the burst (bounded: it does not grow with the number of submissions).
 
@@ -128,6 +129,11 @@ class Service:
     def log(self) -> str:
         return self.log_path.read_text()
 
+    def cpu(self) -> float:
+        """CPU seconds of the service's own process so far."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.sampling = False
         self.process.send_signal(signal.SIGTERM)
@@ -212,7 +218,7 @@ def burst(where: Path, lab: str, total: int, students: int, window: float) -> No
     service = Service(course)
     wait_for(lambda: "serving" in service.log(), service, 120)
     time.sleep(3)
-    rss_before = rss(service.process.pid)
+    rss_before, cpu_before = rss(service.process.pid), service.cpu()
     began = time.monotonic()
     for i, text in enumerate(texts):         # round after round: each student's second replaces the first
         time.sleep(max(0.0, began + i * window / total - time.monotonic()))
@@ -221,7 +227,7 @@ def burst(where: Path, lab: str, total: int, students: int, window: float) -> No
     wait_for(lambda: len(journal(course)) == total and all(r[2] in ("done", "superseded") for r in journal(course)),
              service, 3600)
     finished, finished_at = time.monotonic() - began, time.time()
-    rss_after = rss(service.process.pid)
+    rss_after, cpu = rss(service.process.pid), service.cpu() - cpu_before
     rows = journal(course)
     pages = {name: people[name].page().exists() for name in names}
     service.stop()
@@ -245,7 +251,7 @@ def burst(where: Path, lab: str, total: int, students: int, window: float) -> No
     print(f"  service: {rate:.2f} gradings per s from its first to its last (grading median "
           f"{statistics.median(grading):.2f} s; bound by the arrivals when it keeps up with them); "
           f"attnlab grade --jobs 2 on the final {students}: {students / batch_seconds:.2f} per s "
-          f"({batch_seconds:.1f} s)")
+          f"({batch_seconds:.1f} s); the service's own process: {cpu / total * 1000:.0f} ms of CPU per submission")
     print(f"  peak RSS: service process {service.peak_main / 2**20:.0f} MiB (at the start of the burst "
           f"{rss_before / 2**20:.0f} MiB, at its end {rss_after / 2**20:.0f} MiB), whole tree "
           f"{service.peak_tree / 2**20:.0f} MiB")
