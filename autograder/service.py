@@ -51,8 +51,7 @@ class Flight:
     student: str
     path: Path
     digests: tuple          # (digest, work digest) of submitted/<student>/<assignment> when collected
-    waited: float           # seconds from its arrival to the start of its grading
-    started: float          # time.monotonic()
+    seen: float             # when it arrived (seconds since the epoch)
     future: object
 
 
@@ -271,7 +270,7 @@ class Service:
         journal.set([row.id], "grading", started=time.time(), not_before=None)
         future = lab.slots.pool.submit(grading.grade_in_slot, *task)
         future.add_done_callback(lambda _: self.wake.set())
-        lab.flights[student] = Flight(row.id, student, path, digests, time.time() - row.seen, time.monotonic(), future)
+        lab.flights[student] = Flight(row.id, student, path, digests, row.seen, future)
 
     def _held(self, lab: Lab, row) -> bool:
         """Whether a policy keeps the collected submission from being graded now: it is late and
@@ -434,18 +433,18 @@ class Service:
         lab.changed, lab.failures = True, 0
         for flight, result in known:
             result.recorded = grades.get(flight.student, {})
-            self._deliver(lab, self.journal.row(flight.row), result, "graded by another run (attnlab grade)",
-                          flight)
+            self._deliver(lab, self.journal.row(flight.row), result, "graded by another run (attnlab grade)")
         for flight, result, _ in fresh:
-            self._deliver(lab, self.journal.row(flight.row), result, "", flight)
+            self._deliver(lab, self.journal.row(flight.row), result, "", flight.seen)
 
     def _recorded(self, lab: Lab, student: str) -> dict:
         """The gradebook's grades of `student`'s submission ({} if none)."""
         with lab.gradebook() as writer:
             return read(writer.gb, lab.assignment, Path(lab.notebook).stem, [student]).get(student, {})
 
-    def _deliver(self, lab: Lab, row, result, how: str, flight: Flight | None = None) -> None:
-        """The page of a recorded `result`, released; the entry done; its log line."""
+    def _deliver(self, lab: Lab, row, result, how: str, seen: float | None = None) -> None:
+        """The page of a recorded `result`, released; the entry done; its log line (with the
+        time from its arrival, `seen`, when it was graded now)."""
         assignment = lab.assignment
         feedback.write_page(self.course, assignment, lab.notebook, result, self.settings.before_due_date)
         problem = self._release(assignment, row.student)
@@ -453,8 +452,8 @@ class Service:
         self.journal.set([row.id], "done", outcome=verdict)
         for path in self._staged(row.id):
             path.unlink(missing_ok=True)
-        timing = f" (waited {flight.waited:.1f} s, graded in {time.monotonic() - flight.started:.1f} s)" \
-            if flight else ""
+        waited = time.time() - seen - result.seconds if seen else 0.0     # all but the grading, up to the page
+        timing = f" (waited {waited:.1f} s, graded in {result.seconds:.1f} s)" if seen else ""
         self._said(row, f"{verdict}{how and ', ' + how}{timing}{problem}")
 
     def _notice(self, lab: Lab, row, message: str, said: str, level: int = logging.INFO) -> None:
