@@ -328,10 +328,10 @@ class Service:
                 del lab.flights[student]
                 try:
                     result, graded_notebook = flight.future.result()
-                except BrokenProcessPool as exc:     # a slot died: the pool is gone
-                    broken = True
+                except Exception as exc:     # a slot died (the pool is gone then), or the grader failed
+                    broken = broken or isinstance(exc, BrokenProcessPool)
                     result, graded_notebook = results.ungraded(student, lab.assignment, lab.suite, "error",
-                                                               f"the grading slot died ({exc})"), None
+                                                               f"the grading slot failed ({exc})"), None
                 if result.status in ("error", "busy"):     # the grader's failure (or the machine's): again
                     self._retry(lab, [self.journal.row(flight.row)], result.notes[0] if result.notes else
                                 result.status, counted=result.status == "error", notice=True)

@@ -120,11 +120,11 @@ class Served:
     """`attnlab serve` in a process of its own (through tests/crashing_service.py: every
     recording is noted in `audit`, and `crash` kills it at that point)."""
 
-    def __init__(self, course: Path, *args, crash: str = ""):
+    def __init__(self, course: Path, *args, crash: str = "", **env):
         self.course = course
         self.log_path = course / f"serve-{time.monotonic_ns()}.log"
         env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-               "PYTHONPATH": str(ROOT)}
+               "PYTHONPATH": str(ROOT), **env}
         command = [sys.executable, str(HERE / "crashing_service.py"), str(course / "audit.txt"),
                    *([crash] if crash else []), "--", *args]
         with open(self.log_path, "w") as log:
@@ -279,6 +279,33 @@ def test_sigkill_at_any_point_of_a_burst_loses_nothing_and_records_nothing_twice
     assert scores["s0"] == scores["s1"] == scores["s2"] == scores["s3"] == 100    # none graded from a cut copy
     assert len(pages) == sum(r[2] == "done" for r in rows)
     assert not list((course / ".attnlab" / "service").iterdir())
+
+
+def test_a_grading_the_grader_failed_is_never_recorded_and_is_tried_again(tmp_path):
+    """The grader's own error (and later a machine too busy) is not the student's: nothing is
+    recorded, and the submission is graded again; after three failures it is left for the
+    instructor, and the student is told."""
+    course, exchange = exchange_course(tmp_path)
+    fails = course / "grader-fails"
+    fails.touch()
+    served = Served(course, GRADER_FAILS=str(fails), RETRY_SECONDS="0.5")
+    Student(tmp_path, "ada", exchange).submit(answers())
+    wait_until(lambda: "try 1 of 3" in served.log(), served)
+    assert not (course / "audit.txt").exists() and "ada" not in gradebook_scores(course)
+    fails.unlink()
+    wait_until(lambda: settled(course, 1), served)
+    assert gradebook_scores(course) == {"ada": 100}
+    assert (course / "audit.txt").read_text().count("ada ") == 1
+    fails.touch()
+    bob = Student(tmp_path, "bob", exchange)
+    bob.submit(answers())
+    wait_until(lambda: settled(course, 2), served)
+    assert served.stop() == 0
+    assert [r[2] for r in journal(course)] == ["done", "failed"]
+    assert re.search(r"ERROR lab05_transformers bob: NOT GRADED after 3 tries \(internal grading error: test\): "
+                     r"run `attnlab grade lab05_transformers`", served.log()), served.log()
+    assert "The grader could not grade this submission" in next(iter(bob.feedback().values()))
+    assert "bob" not in gradebook_scores(course) and not (course / "autograded" / "bob").exists()
 
 
 def test_attempts_beyond_the_limit_are_kept_and_graded_when_the_window_allows(tmp_path):
