@@ -3,7 +3,8 @@
 Each of them writes what every other one reads (submitted/ by collecting, the gradebook, the
 autograded/ files, the grades table, the feedback pages), so each holds the assignment's lock,
 `.attnlab/<assignment>.lock`, while it does: `attnlab grade` for its whole run, the service for
-one collection or one batch of recordings at a time. The lock is the kernel's (a POSIX record
+one collection or one batch of recordings at a time. The service also holds the course's lock
+`serve` while it runs: one service per course. A lock is the kernel's (a POSIX record
 lock): a holder that dies, even by SIGKILL, releases it, and the processes it forks (grading
 slots) never hold it. Within one process it is reentrant.
 """
