@@ -10,7 +10,7 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")   # before NumPy loads: grading is many tiny problems
 
-from . import __version__, labs, sandbox  # noqa: E402
+from . import __version__, course_lock, labs, sandbox  # noqa: E402
 from .config import MAX_SECONDS, MIN_MEMORY_MIB, AttnLab  # noqa: E402
 from traitlets import TraitError  # noqa: E402
 from .course import CourseError, graded_digest, load_config, open_course, submitted_notebook  # noqa: E402
@@ -80,6 +80,14 @@ def _parser() -> argparse.ArgumentParser:
     _course_option(g)
     g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
+    sv = commands.add_parser("serve", help="grade each submission as it arrives in nbgrader's exchange and "
+                                           "release its feedback (policies: c.AttnLabService in nbgrader_config.py)")
+    sv.add_argument("--once", action="store_true",
+                    help="grade what has arrived (and is due under the policies), then exit (for cron)")
+    sv.add_argument("--sandbox", choices=sandboxes, default="auto", help=sandbox_help)
+    _limit_options(sv)
+    _course_option(sv)
+
     f = commands.add_parser("feedback", help="write the feedback pages (feedback/<student>/ASSIGNMENT/) "
                                              "from the graded results and the gradebook")
     f.add_argument("assignment", help="the assignment")
@@ -126,7 +134,8 @@ def main(argv=None) -> int:
     """The `attnlab` command, as a process's entry point (it leaves the heap frozen)."""
     args = _parser().parse_args(argv)
     try:
-        handlers = {"grade": _grade, "feedback": _feedback, "report": _report, "lms-grades": _lms_grades, "demo": _demo,
+        handlers = {"grade": _grade, "serve": _serve, "feedback": _feedback, "report": _report,
+                    "lms-grades": _lms_grades, "demo": _demo,
                     "gradescope": _gradescope, "gradescope-run": _gradescope_run, "sync": _sync}
         if getattr(args, "assignment", None) is not None:
             labs.load(args.assignment)      # a typo or a trailing slash: one line naming the labs, for every command
@@ -173,12 +182,13 @@ def _grade(args) -> int:
     try:
         from . import engine
         course = open_course(args.course)
-        if args.zip_collect:
-            _nbgrader(course.root, "zip_collect", args.assignment, "--force")   # again: replaces
         mode = _sandbox_mode(args.sandbox)
         limits = course_limits(course.config, args)
-        batch = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
-                             progress=not args.quiet, slots=slots)
+        with course_lock.hold(course.root, args.assignment, "attnlab grade"):   # the service collects too
+            if args.zip_collect:
+                _nbgrader(course.root, "zip_collect", args.assignment, "--force")   # again: replaces
+            batch = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
+                                 progress=not args.quiet, slots=slots)
     except BaseException:
         if slots:
             grading.stop_slots(slots)
@@ -205,6 +215,18 @@ def _grade(args) -> int:
         print(f"\ngrades table:  {course.grades_table(args.assignment)}")
         print(f"per student:   {course.path('autograded', '<student>', args.assignment) / 'results.json'}")
     return 0
+
+
+def _serve(args) -> int:
+    from .config import AttnLabService
+    from .service import Service, logger
+    course = open_course(args.course)
+    try:
+        settings = AttnLabService(config=course.config)
+    except TraitError as exc:
+        raise CourseError(f"nbgrader_config.py: {exc}") from None
+    mode = _sandbox_mode(args.sandbox)
+    return Service(course, settings, mode, course_limits(course.config, args), args.once, logger()).run()
 
 
 def _early_slots(args):

@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 from tqdm import tqdm
 
-from . import gradebook, grading, labs, results, secret, student_files
+from . import course_lock, gradebook, grading, labs, results, secret, student_files
 from .course import Course, CourseError, graded_digests, notebook_notes, submitted_notebook
 from .gradebook import GradebookWriter
 from .nbgrader_plugins import lms_late_unknown
@@ -47,11 +47,18 @@ class Batch:
 def grade(course: Course, assignment: str, students=None, jobs: int | None = None, force: bool = False,
           limits: Limits = Limits(), mode: str = "bwrap", progress: bool = True, slots=None) -> Batch:
     """Grade the submissions of `assignment` (or of `students`) that changed since they were
-    graded (all with `force`): record them in the gradebook, then write their files.
+    graded (all with `force`): record them in the gradebook, then write their files. The
+    assignment's lock is held throughout (`attnlab serve` waits meanwhile).
 
     `slots`: slots the caller started early (`grading.start_slots`), used if they were started
     for this course's release, and stopped otherwise; of the grading they began, what this run
     grades is kept, the rest dropped."""
+    with course_lock.hold(course.root, assignment, "attnlab grade"):
+        return _grade(course, assignment, students, jobs, force, limits, mode, progress, slots)
+
+
+def _grade(course: Course, assignment: str, students, jobs, force: bool, limits: Limits, mode: str,
+           progress: bool, slots) -> Batch:
     start = time.monotonic()
     course.check_assignment(assignment)
     notebook = course.notebook_name(assignment)
@@ -70,7 +77,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     with GradebookWriter(course, assignment, Path(notebook).stem, suite.parts) as gradebook:
         digests = {s: course.digest(s, assignment) for s in candidates if s in submitted}
         recorded = gradebook.submitted()
-        graded = {s: graded_digests(_results_path(course, s, assignment)) for s in digests}   # what results.json grades
+        graded = {s: graded_digests(results_path(course, s, assignment)) for s in digests}   # what results.json grades
         todo = [s for s, d in digests.items() if force or s not in recorded or graded[s][0] != d]
         works = {s: course.work_digest(s, assignment) for s in todo}
         resubmitted = {s for s in todo if s in recorded and _resubmitted(course, assignment, s, graded[s],
@@ -99,17 +106,11 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                 if result.status in results.UNRECORDED:
                     failed[result.student] = result
                     return
-                result.timestamp, problems = _nbgrader_files(course, result.student, assignment)
-                result.late_unknown = lms_late_unknown(course.root, assignment, result.student, paths[result.student])
-                result.tampering += problems
-                result.digest, result.work_digest = digests[result.student], works[result.student]
-                if result.status != "unreadable":
-                    result.notes += notebook_notes(course.path("submitted", result.student, assignment),
-                                                   paths[result.student], notebook,
-                                                   course.release(assignment) / notebook)
-                pending.append((result, graded_notebook or _placeholder(release, result)))
+                student = result.student
+                pending.append(complete(course, assignment, notebook, release, result, graded_notebook,
+                                        paths[student], (digests[student], works[student])))
                 if len(pending) >= BATCH_SIZE or time.monotonic() - since > BATCH_SECONDS:
-                    done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
+                    done.update(record_and_write(course, assignment, notebook, gradebook, pending, resubmitted))
                     pending, since = [], time.monotonic()
 
             starved = []
@@ -121,7 +122,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                     take(result, graded_notebook)
             for future in as_completed([pool.submit(grading.grade_in_slot, *tasks[s]) for s in starved]):
                 take(*future.result())
-            done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
+            done.update(record_and_write(course, assignment, notebook, gradebook, pending, resubmitted))
         gradebook.reprice(sorted(set(recorded) - set(todo)))
     everyone = class_results(course, assignment, suite, done, failed, digests)
     refresh(course, assignment, everyone, written=done)
@@ -148,14 +149,39 @@ def _resubmitted(course: Course, assignment: str, student: str, graded: tuple, n
     return submitted is None or submitted != recorded_time
 
 
-def _flush(course: Course, assignment: str, notebook: str, gradebook, pending: list, resubmitted: set) -> dict:
-    """Record `pending` in the gradebook in one transaction, then write each one's files."""
+def is_resubmission(course: Course, assignment: str, student: str, recorded: dict, now: tuple) -> bool:
+    """Whether the student's submission `now` ((digest, work digest)) replaces one that the
+    gradebook holds (`recorded`: GradebookWriter.submitted())."""
+    return student in recorded and _resubmitted(course, assignment, student,
+                                                graded_digests(results_path(course, student, assignment)),
+                                                now, recorded[student])
+
+
+def complete(course: Course, assignment: str, notebook: str, release: str, result: Result,
+             graded_notebook: str | None, path: Path, digests: tuple) -> tuple:
+    """(`result`, the notebook to write) of a submission graded from `path`, ready to record: with
+    nbgrader's submission time, tampering with nbgrader's files, the submission's (digest, work
+    digest), and a placeholder for a `notebook` that could not be read (`release`: its text)."""
+    result.timestamp, problems = _nbgrader_files(course, result.student, assignment)
+    result.late_unknown = lms_late_unknown(course.root, assignment, result.student, path)
+    result.tampering += problems
+    result.digest, result.work_digest = digests
+    if result.status != "unreadable":
+        result.notes += notebook_notes(course.path("submitted", result.student, assignment), path, notebook,
+                                       course.release(assignment) / notebook)
+    return result, graded_notebook or _placeholder(release, result)
+
+
+def record_and_write(course: Course, assignment: str, notebook: str, gradebook, pending: list,
+                     resubmitted: set, also=None) -> dict:
+    """Record `pending` ([(result, notebook text)]) in the gradebook in one transaction (with
+    `also(session)`, the caller's own statements), then write each one's files."""
     if not pending:
         return {}
-    recorded = gradebook.record_batch([result for result, _ in pending], resubmitted)
+    recorded = gradebook.record_batch([result for result, _ in pending], resubmitted, also)
     for result, graded_notebook in pending:
         result.recorded = recorded[result.student]
-        _write(course, assignment, notebook, result, graded_notebook)
+        write_autograded(course, assignment, notebook, result, graded_notebook)
     return {result.student: result for result, _ in pending}
 
 
@@ -174,7 +200,7 @@ def class_results(course: Course, assignment: str, suite, fresh: dict | None = N
     again = f"run `attnlab grade {assignment}`"
     found = []
     for student in roster:
-        result = fresh.get(student) or _read_result(_results_path(course, student, assignment))
+        result = fresh.get(student) or _read_result(results_path(course, student, assignment))
         why = _not_current(course, assignment, student, result, failed, digests) \
             if student in recorded and student not in fresh else None
         if student in fresh:
@@ -231,10 +257,11 @@ def current(course: Course, assignment: str) -> list:
     the report): the recorded submissions get the late penalty of today's due date and
     extensions, as `grade` gives them, then the grades table and results.json are brought up to date."""
     suite = labs.load(assignment).suite
-    with GradebookWriter(course, assignment, Path(course.notebook_name(assignment)).stem, suite.parts) as gradebook:
-        gradebook.reprice(sorted(gradebook.submitted()))
-    everyone = class_results(course, assignment, suite)
-    refresh(course, assignment, everyone)
+    with course_lock.hold(course.root, assignment, "attnlab report"):   # (feedback holds it already)
+        with GradebookWriter(course, assignment, Path(course.notebook_name(assignment)).stem, suite.parts) as gradebook:
+            gradebook.reprice(sorted(gradebook.submitted()))
+        everyone = class_results(course, assignment, suite)
+        refresh(course, assignment, everyone)
     return everyone
 
 
@@ -244,7 +271,7 @@ def refresh(course: Course, assignment: str, everyone: list, written=()) -> None
     a newer submission waits: the graded work's results.json shows the grade that stands."""
     results.write_csv(course.grades_table(assignment), everyone, list(labs.load(assignment).suite.parts))
     for result in everyone:
-        path = _results_path(course, result.student, assignment)
+        path = results_path(course, result.student, assignment)
         if result.student in written or not result.recorded or not path.exists():
             continue
         if result.status in results.UNRECORDED:   # not graded now: the graded work's file, with today's scores
@@ -270,7 +297,7 @@ def _write_last_run(course: Course, assignment: str, batch: Batch, mode: str) ->
     path.write_text(json.dumps(summary, indent=1) + "\n")
 
 
-def _results_path(course: Course, student: str, assignment: str) -> Path:
+def results_path(course: Course, student: str, assignment: str) -> Path:
     return course.path("autograded", student, assignment) / "results.json"
 
 
@@ -324,7 +351,7 @@ def _copied(path: Path) -> str | None:
         return None
 
 
-def _write(course: Course, assignment: str, notebook: str, result: Result, graded_notebook: str) -> None:
+def write_autograded(course: Course, assignment: str, notebook: str, result: Result, graded_notebook: str) -> None:
     """autograded/<student>/<assignment>/ as nbgrader lays it out (the notebook, timestamp.txt,
     submission_secret.txt), plus results.json; each file replaced atomically."""
     out = course.path("autograded", result.student, assignment)

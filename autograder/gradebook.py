@@ -106,11 +106,12 @@ class GradebookWriter:
         """{student: submission time or None} of the submissions of the assignment in the gradebook."""
         return {s.student.id: s.timestamp for s in self.gb.find_assignment(self.assignment).submissions}
 
-    def record_batch(self, batch: list, resubmitted=frozenset()) -> dict:
+    def record_batch(self, batch: list, resubmitted=frozenset(), also=None) -> dict:
         """Record every result of `batch` in one transaction; returns {student: recorded grades}.
         For the `resubmitted` students (a new notebook since the last grading), every cell a
         human has scored is marked for review again, as nbgrader's autograde marks it: that
-        score was given to other work."""
+        score was given to other work. `also(session)` adds the caller's own statements to the
+        transaction (the grading service's journal)."""
         students = [r.student for r in batch]
         with transaction(self.gb):
             held = _hold(self.gb, self.assignment, self.notebook)
@@ -118,6 +119,8 @@ class GradebookWriter:
             found = submissions(self.gb, self.assignment, students)
             for result in batch:
                 self._record(result, found.get(result.student), result.student in resubmitted)
+            if also:
+                also(self.gb.db)
         del held
         return read(self.gb, self.assignment, self.notebook, students)   # the commit expired what was loaded
 

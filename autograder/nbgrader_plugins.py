@@ -104,10 +104,12 @@ class SafeCollect(ExchangeCollect):
                 record.update(checked=True, why=record.get("why") or self._refused(record))
                 if record["why"]:
                     self.log.warning("Skipped %r: %s", record["filename"], record["why"])
+                    self.skipped[record["filename"]] = record["why"]
         ordered = super()._sort_by_timestamp(records)
         return [record for record in ordered if not record["why"]] or ordered[:1]
 
     def init_src(self):
+        self.skipped = {}       # {inbound entry: why} of the entries not collected (`attnlab serve` reads it)
         super().init_src()
         self.src_records = [record for record in self.src_records if not record["why"]]
         self.claimed = {os.path.join(self.inbound_path, r["filename"]): r["username"] for r in self.src_records}
@@ -193,6 +195,7 @@ class SafeCollect(ExchangeCollect):
             with contextlib.suppress(OSError):
                 os.rmdir(os.path.dirname(dest))      # the student's folder, if nothing else is in it
             self.log.warning("Skipped %r: it cannot be copied (%s: %r)", src, type(exc).__name__, str(exc))
+            self.skipped[os.path.basename(src)] = f"it cannot be copied ({type(exc).__name__}: {exc})"
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
