@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from .compare import close, kind, mismatch
+from .outcome import CheckResult, PartResult
 from .worker.invoke import Call, execute, inputs
 from .worker.protocol import encode
 
@@ -127,34 +128,6 @@ class Part:
     points: float
     checks: list = field(default_factory=list)
     mistakes: list = field(default_factory=list)
-
-
-@dataclass
-class CheckResult:
-    part: str
-    title: str
-    score: float
-    max_score: float
-    status: str                 # passed, failed, not credited, not run
-    message: str = ""
-    diagnosis: str = ""         # tier 1 hint
-    tolerance: str = ""
-    fix: str = ""               # tier 2 hint
-
-
-@dataclass
-class PartResult:
-    name: str
-    checks: list
-    status: str = "graded"      # graded, timeout, crashed, limit
-
-    @property
-    def score(self) -> float:
-        return sum(c.score for c in self.checks)
-
-    @property
-    def max_score(self) -> float:
-        return sum(c.max_score for c in self.checks)
 
 
 # Trial methods that raise NotCredited: a check that calls one says in `needs` which check to fix.

@@ -13,10 +13,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from . import __version__, course_lock, labs, sandbox  # noqa: E402
 from .config import MAX_SECONDS, MIN_MEMORY_MIB, AttnLab  # noqa: E402
 from traitlets import TraitError  # noqa: E402
-from .course import CourseError, graded_digest, load_config, open_course, submitted_notebook  # noqa: E402
+from .course import CourseError, load_config, open_course, submitted_notebook  # noqa: E402
 from .student_files import digest as folder_digest  # noqa: E402
 from .messages import points  # noqa: E402
-from .results import UNRECORDED, late_text  # noqa: E402
+from .outcome import UNRECORDED  # noqa: E402
+from . import results  # noqa: E402
 from .text import NOTE_LIMIT, shown  # noqa: E402
 
 
@@ -244,9 +245,9 @@ def _early_slots(args):
         mode = sandbox.probe_mode(args.sandbox)
         limits = course_limits(config, args)
         submitted = {folder.parent.name: folder for folder in sorted(root.glob(f"submitted/*/{args.assignment}"))}
+        graded = {student: root / "autograded" / student / args.assignment / "results.json" for student in submitted}
         waiting = [folder for student, folder in submitted.items() if student in (args.student or [student]) and
-                   (args.force or graded_digest(root / "autograded" / student / args.assignment /
-                                                "results.json") != folder_digest(folder))]
+                   (args.force or results.digests(graded[student])[0] != folder_digest(folder))]   # as engine.grade
         if len(found) != 1 or not waiting:
             return None
         course_secret = secret.course_secret(root)
@@ -289,30 +290,32 @@ def _sandbox_mode(requested: str) -> str:
 
 
 def _feedback(args) -> int:
-    from . import feedback
+    from . import engine, feedback
     course = open_course(args.course)
+    engine.reprice(course, args.assignment)
     written, unwritten, renamed = feedback.write_all(course, args.assignment, args.student)
     for path in written:
         print(path)
     for student, note in renamed.items():
-        print(f"renamed notebook, {student}: {note}", file=sys.stderr)
+        _say(f"renamed notebook, {student}: {note}")
     for student, why in unwritten.items():
         _say(f"NO FEEDBACK for {student}: {why}")
     return 0
 
 
 def _report(args) -> int:
-    from . import report
+    from . import engine, report
     course = open_course(args.course)
+    engine.reprice(course, args.assignment)
     print(report.write(course, args.assignment, args.output and Path(args.output).resolve()))
     return 0
 
 
 def _lms_grades(args) -> int:
-    from . import engine, results
+    from . import engine
     course = open_course(args.course)
     settings = AttnLab(config=course.config)
-    everyone = engine.current(course, args.assignment)
+    everyone = engine.reprice(course, args.assignment)
     with course.gradebook() as gb:
         names = {s.id: (s.last_name, s.first_name) for s in gb.students}
     out = Path(args.output).resolve() if args.output else course.root / "grades" / f"{args.assignment}-lms.csv"
@@ -366,7 +369,8 @@ def table(results) -> str:
     """A plain-text grade table: one row per student."""
     rows = [("student", "status", "score", "needs attention")]
     rows += [(shown(r.student, one_line=True), r.status, f"{points(r.score)}/{points(r.max_score)}",
-              shown("; ".join(r.problems() + ([late_text(r)] if late_text(r) else [])), 4 * NOTE_LIMIT, one_line=True))
+              shown("; ".join(r.problems() + ([results.late_text(r)] if results.late_text(r) else [])), 4 * NOTE_LIMIT,
+                    one_line=True))
              for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]

@@ -113,6 +113,10 @@ class Course:
         without one; StudentFileError when the file is there but is not a time."""
         return student_files.judged_time(self.path("submitted", student, assignment))
 
+    def last_run_path(self, assignment: str) -> Path:
+        """A small summary of the last `attnlab grade` run of `assignment` (read by the class report)."""
+        return self.root / ".attnlab" / f"{assignment}-last-run.json"
+
     def digest(self, student: str, assignment: str) -> str:
         return student_files.digest(self.path("submitted", student, assignment))
 
@@ -151,20 +155,6 @@ def notebook_notes(folder: Path, graded: Path, expected: str, release: Path) -> 
         return [f"graded {expected}, the starter notebook unchanged; not graded: {named} (submit your work as "
                 f"{expected})"]
     return [f"graded {expected}; not graded: {named}"]
-
-
-def graded_digests(results: Path) -> tuple:
-    """(the digest of the submission that a results.json grades, the digest of the student's
-    work in it); None for what it lacks or cannot be read."""
-    try:
-        extra = json.loads(results.read_text())["extra_data"]
-        return extra.get("digest"), extra.get("work_digest")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None, None
-
-
-def graded_digest(results: Path) -> str | None:
-    return graded_digests(results)[0]
 
 
 def scripts_on_path() -> None:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import jinja2
 
-from . import course_lock, engine, notebooks, results, student_files, text
+from . import classview, course_lock, notebooks, results, student_files, text
 from .course import Course, CourseError, submitted_notebook
 from .messages import points
+from .outcome import UNRECORDED
 
 _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                                 autoescape=True, trim_blocks=True, lstrip_blocks=True,
@@ -36,7 +37,7 @@ def page(result, code: dict, show_fix: bool = False, written: dict | None = None
 
 def past_due(result) -> bool:
     """Exact fixes (tier-2 hints) are shown only once the assignment's due date has passed."""
-    due = result.recorded.get("duedate")
+    due = result.recorded.duedate if result.recorded else ""
     return bool(due) and datetime.now(timezone.utc) > datetime.fromisoformat(due).replace(tzinfo=timezone.utc)
 
 
@@ -51,7 +52,7 @@ def write_all(course: Course, assignment: str, students=None) -> tuple:
 
 def _write_all(course: Course, assignment: str, students) -> tuple:
     notebook = course.notebook_name(assignment)
-    everyone = {r.student: r for r in engine.current(course, assignment)}
+    everyone = {r.student: r for r in classview.current(course, assignment)}
     unknown = sorted(set(students or ()) - set(everyone))
     if unknown:
         raise CourseError(f"unknown student(s) {', '.join(unknown)} for {assignment}")
@@ -64,7 +65,7 @@ def _write_all(course: Course, assignment: str, students) -> tuple:
                           + (f" for {', '.join(students)}" if students else "")
                           + f": run `attnlab grade {assignment}` first")
     asked = [everyone[s] for s in students or () if not everyone[s].recorded]
-    unwritten = {r.student: r.notes[0] for r in graded + asked if r.status in ("missing", *results.UNRECORDED)}
+    unwritten = {r.student: r.notes[0] for r in graded + asked if r.status in ("missing", *UNRECORDED)}
     written, renamed = [], {}
     for result in (r for r in graded if r.student not in unwritten):
         path, renamed[result.student] = write_page(course, assignment, notebook, result)

@@ -28,9 +28,10 @@ from traitlets import TraitError
 from traitlets.config import Config
 from traitlets.utils.importstring import import_item
 
-from . import grading, labs, notebooks, results, sandbox, secret, student_files, submission
+from . import gradebook, grading, labs, notebooks, results, sandbox, secret, student_files, submission
 from .config import AttnLab
 from .course import CourseError, notebook_notes, submitted_notebook
+from .outcome import Recorded, Result, ungraded
 
 PACKAGE = Path(__file__).resolve().parent
 PROJECT = PACKAGE.parent
@@ -196,7 +197,7 @@ def _slot(root: Path, config: dict, mode: str) -> grading.Slot:
     return grading.Slot(config["assignment"], root / "release", config["notebook"], mode, limits)
 
 
-def run(root: Path) -> results.Result:
+def run(root: Path) -> Result:
     """Grade /autograder/submission and write /autograder/results/results.json, whole: if the
     grader itself fails, a result that says so (status error, every check 'not run'), with the
     traceback on stderr for the instructor."""
@@ -206,7 +207,7 @@ def run(root: Path) -> results.Result:
         result, written = _graded(root, config)
     except Exception as exc:
         traceback.print_exc()
-        result = results.ungraded(_student(_metadata(root)), config["assignment"],
+        result = ungraded(_student(_metadata(root)), config["assignment"],
                                   labs.load(config["assignment"]).suite, "error",
                                   f"the autograder failed on this submission ({type(exc).__name__}); "
                                   "nothing of yours is lost: ask your instructor to run it again")
@@ -315,13 +316,10 @@ def _metadata(root: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def lateness(result: results.Result, metadata: dict, plugin) -> dict:
-    """The late penalty of `plugin` (nbgrader's LateSubmissionPlugin or the course's own), from
-    Gradescope's submission metadata (created_at against the assignment's due_date), as a grade
-    record (see results.Result)."""
-    raw = sum(p.score for p in result.parts)
-    record = {"score": raw, "raw_score": raw, "late_penalty": 0.0, "max_score": result.max_score,
-              "seconds_late": 0.0, "cells": {}, "comments": {}, "duedate": "", "timestamp": ""}
+def lateness(result: Result, metadata: dict, plugin) -> Recorded:
+    """The grade with the late penalty of `plugin` (nbgrader's LateSubmissionPlugin or the
+    course's own), from Gradescope's submission metadata (created_at against the assignment's
+    due_date)."""
     try:
         submitted = _utc(metadata["created_at"])
         # a student's own due date (an extension) is under users[]; of a group, the latest counts
@@ -331,14 +329,9 @@ def lateness(result: results.Result, metadata: dict, plugin) -> dict:
     except (KeyError, TypeError, ValueError, AttributeError):
         result.notes.append("Gradescope's submission_metadata.json gives no submission time or due date: "
                             "lateness was not judged")
-        return record
-    seconds = max(0.0, (submitted - due).total_seconds())
-    penalty = plugin.late_submission_penalty(result.student, raw, seconds) if seconds > 0 else None
-    penalty = 0.0 if penalty is None else min(max(penalty, 0.0), raw)
+        return gradebook.unrecorded(result)
     result.timestamp = submitted.isoformat()
-    record.update(score=raw - penalty, late_penalty=penalty, seconds_late=seconds, duedate=due.isoformat(),
-                  timestamp=submitted.isoformat())
-    return record
+    return gradebook.unrecorded(result, submitted, due, plugin)
 
 
 def _utc(text: str) -> datetime:
@@ -347,7 +340,7 @@ def _utc(text: str) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
-def for_gradescope(result: results.Result, config: dict, written=None) -> dict:
+def for_gradescope(result: Result, config: dict, written=None) -> dict:
     """results.json for Gradescope: `attnlab grade`'s layout, with the bundle's visibilities and
     the written answers quoted for the graders."""
     return results.to_json(result, config.get("details", "visible"), config.get("visibility", "visible"), written)

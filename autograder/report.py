@@ -20,7 +20,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from . import engine, labs, results, similarity, text
+from . import classview, labs, outcome, results, similarity, text
 from .course import Course, CourseError
 from .messages import points
 
@@ -37,7 +37,7 @@ _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).pa
 def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
     """Write the report and its plots into `out_dir` (default report/<assignment>/); returns index.html."""
     suite = labs.load(assignment).suite
-    everyone = engine.current(course, assignment)
+    everyone = classview.current(course, assignment)
     if not any(r.recorded for r in everyone):
         raise CourseError(f"nothing of {assignment} is graded yet: run `attnlab grade {assignment}` first")
     out_dir = Path(out_dir or course.root / "report" / assignment)
@@ -138,14 +138,14 @@ def time_stats(scored: list) -> dict | None:
 
 
 def last_run(course: Course, assignment: str) -> dict | None:
-    path = engine.last_run_path(course, assignment)
+    path = course.last_run_path(assignment)
     return json.loads(path.read_text()) if path.exists() else None
 
 
 def _statuses(everyone: list) -> list:
-    """(status, count) in the order of results.STATUSES, for the statuses present."""
+    """(status, count) in the order of outcome.STATUSES, for the statuses present."""
     counts = Counter(r.status for r in everyone)
-    return [(status, counts[status]) for status in results.STATUSES if counts[status]]
+    return [(status, counts[status]) for status in outcome.STATUSES if counts[status]]
 
 
 def _num(x: float, digits: int = 1) -> str:

@@ -1,4 +1,4 @@
-"""What grading produces for one student, and the files it is written to.
+"""The files a result is written to: results.json and the grades table.
 
 `results.json` is Gradescope's results format, in one layout for `attnlab grade` and for the
 Gradescope bundle (`to_json`): test `N` is part N with its score (a human's score and extra credit
@@ -10,10 +10,6 @@ and notes are under `extra_data`. Each test name starts with its graded name ("s
 The grades table (`grades/<assignment>.csv`) has one row per student: status, total, one column
 per part and per hand-graded cell (their scores without extra credit), the extra credit,
 lateness, and what needs a human.
-
-Scores shown anywhere come from nbgrader's gradebook (`Result.recorded`, see gradebook.py) once
-the submission is recorded there: a human's score or extra credit replaces the part's checks'
-sum, and the late penalty is taken off the total, as `nbgrader export` does.
 """
 import csv
 import json
@@ -21,121 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .checks import CheckResult, PartResult
 from .messages import points
+from .outcome import CheckResult, PartResult, Recorded, Result
 from .text import NOTE_LIMIT, csv_cell, shown
-
-STATUSES = ("graded", "partly graded", "unreadable", "missing", "error", "busy")
-UNRECORDED = ("error", "busy")      # not graded: the grader failed, or the machine was too busy
-
-
-@dataclass
-class Result:
-    student: str
-    assignment: str
-    status: str
-    parts: list
-    tampering: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
-    seconds: float = 0.0
-    sandbox: str = ""
-    timestamp: str = ""
-    digest: str = ""                                    # of the graded submission (course.digest)
-    work_digest: str = ""                               # of the student's work in it (course.work_digest)
-    recorded: dict = field(default_factory=dict)        # the gradebook's grades (gradebook.recorded)
-    cells: list = field(default_factory=list)           # cells that hit a limit or could not run
-    assignment_points: float = 0.0                      # the gradebook's, for a student with nothing recorded
-    late_unknown: bool = False                          # the LMS marks it late without its time
-    charged: float = 0.0                                # seconds charged to its time budget (`budget`)
-
-    def __post_init__(self):
-        """Every text a student's files or code could have put in is bounded and shown safely
-        (`text.shown`), wherever it goes from here."""
-        self.notes, self.tampering, self.cells = (
-            [shown(t, NOTE_LIMIT) for t in texts] for texts in (self.notes, self.tampering, self.cells))
-        for part in self.parts:
-            for check in part.checks:
-                check.message = shown(check.message, NOTE_LIMIT)
-
-    @property
-    def score(self) -> float:
-        return self.recorded["score"] if self.recorded else sum(p.score for p in self.parts)
-
-    @property
-    def max_score(self) -> float:
-        if self.recorded:
-            return self.recorded["max_score"]
-        return self.assignment_points or sum(p.max_score for p in self.parts)
-
-    @property
-    def late_penalty(self) -> float:
-        return self.recorded.get("late_penalty", 0.0)
-
-    @property
-    def seconds_late(self) -> float:
-        return self.recorded.get("seconds_late", 0.0)
-
-    def part_score(self, part) -> float:
-        """The part's score in the gradebook (a human's score wins), else its checks' sum."""
-        cell = self.recorded.get("cells", {}).get(f"test_{part.name}")
-        return part.score if cell is None else cell["score"]
-
-    def adjustment(self, part) -> str:
-        """What a human changed of `part`'s score in the gradebook, in words ('' if nothing)."""
-        cell = self.recorded.get("cells", {}).get(f"test_{part.name}") or {}
-        manual, extra = cell.get("manual_score"), cell.get("extra_credit") or 0.0
-        said = ([f"set this part's score to {points(manual)}"] if manual is not None else []) + \
-               ([f"added {points(extra)} point{'s' * (extra != 1)} of extra credit"] if extra else [])
-        return f"The instructor {' and '.join(said)}" if said else ""
-
-    def extra_credit(self, cell: str | None = None) -> float:
-        """The extra credit a human gave in the gradebook, to `cell` or in all."""
-        cells = self.recorded.get("cells", {})
-        return sum((cells[name].get("extra_credit") or 0.0) for name in ([cell] if cell else cells) if name in cells)
-
-    def comment(self, name: str) -> str:
-        return self.recorded.get("comments", {}).get(name, "")
-
-    def hand_graded(self) -> dict:
-        """{grade_id: gradebook cell} of the cells graded by hand (written answers)."""
-        return {name: cell for name, cell in self.recorded.get("cells", {}).items()
-                if not name.startswith("test_")}
-
-    def attention(self) -> list:
-        """The problems but the written answers still to grade, which formgrader lists anyway."""
-        return [p for p in self.problems() if not p.startswith("to grade by hand")]
-
-    def problems(self) -> list:
-        """Why a human should look: parts not fully run, tampering, unreadable or missing,
-        cells still to be graded by hand."""
-        if self.status in ("unreadable", "missing", *UNRECORDED):
-            found = [f"{self.status}: {self.notes[0]}" if self.notes else self.status]
-        else:
-            found = [f"{p.name}: {p.status}" for p in self.parts if p.status != "graded"]
-            if self.tampering:
-                found.append(f"tampering ({len(self.tampering)})")
-            if self.late_unknown and not self.timestamp:
-                found.append("late, time unknown")
-            found += [f"cell: {problem}" for problem in self.cells]
-            pending = [name for name, cell in self.hand_graded().items()
-                       if cell["needs_manual_grade"] and cell["manual_score"] is None]
-            if pending:
-                found.append(f"to grade by hand: {', '.join(sorted(pending))}" if len(pending) <= 3
-                             else f"to grade by hand: {len(pending)} written answers")
-        review = sorted(name for name, cell in self.recorded.get("cells", {}).items()
-                        if cell["needs_manual_grade"] and cell["manual_score"] is not None)
-        if review:
-            found.append(f"to review by hand (scored before a resubmission): {', '.join(review)}")
-        return found
-
-
-def ungraded(student: str, assignment: str, suite, status: str, reason: str) -> Result:
-    """A result with every check 'not run' (unreadable, missing, internal error)."""
-    parts = [PartResult(name, [CheckResult(name, c.title, 0.0, c.points, "not run", reason)
-                               for c in part.checks], status=status)
-             for name, part in suite.parts.items()]
-    return Result(student, assignment, status, parts, notes=[reason])
-
 
 LATE_UNKNOWN = "late by the LMS's mark, time unknown: no penalty (put the time in timestamp.txt and grade again)"
 
@@ -180,7 +64,7 @@ def to_json(result: Result, details: str = "visible", visibility: str = "visible
                       "visibility": "hidden", "tags": [name, "written"]})
     if result.late_penalty:
         tests.append({"number": str(number + 1), "name": f"late penalty: {points(result.late_penalty)} points",
-                      "output": f"{late_text(result)}. The tests above add up to {points(result.recorded['raw_score'])}; "
+                      "output": f"{late_text(result)}. The tests above add up to {points(result.recorded.raw_score)}; "
                                 f"the score, {points(result.score)}, is after the penalty.",
                       "visibility": "visible", "tags": ["late"]})
     return {
@@ -194,7 +78,8 @@ def to_json(result: Result, details: str = "visible", visibility: str = "visible
             "student": result.student, "assignment": result.assignment, "status": result.status,
             "max_score": result.max_score, "sandbox": result.sandbox, "timestamp": result.timestamp,
             "tampering": result.tampering, "notes": result.notes, "digest": result.digest,
-            "work_digest": result.work_digest, "recorded": result.recorded, "cells": result.cells,
+            "work_digest": result.work_digest, "recorded": result.recorded.to_dict() if result.recorded else {},
+            "cells": result.cells,
             "charged_seconds": round(result.charged, 3),
             "late_unknown": result.late_unknown,
             "parts": [{"name": p.name, "score": p.score, "max_score": p.max_score, "status": p.status,
@@ -222,14 +107,14 @@ def _part_test(result: Result, part, number: str, details: str) -> dict:
             "tags": [part.name] + (["manual"] if said else [])}
 
 
-def _written_test(number: str, name: str, cell: dict) -> dict:
-    """A written answer in the gradebook: scored once a human graded it, else without a score
-    (it is not a failed test)."""
-    test = {"number": number, "name": f"{name}: written answer", "max_score": cell["max_score"],
-            "output": cell["comment"], "visibility": "visible", "tags": [name, "manual"]}
-    if cell["manual_score"] is None and cell["auto_score"] is None:
-        return {**test, "name": f"{name}: written answer, not graded yet ({points(cell['max_score'])} points)"}
-    return {**test, "score": cell["score"], "status": _passed(cell["score"] >= cell["max_score"])}
+def _written_test(number: str, name: str, cell) -> dict:
+    """A written answer in the gradebook (a CellGrade): scored once a human graded it, else
+    without a score (it is not a failed test)."""
+    test = {"number": number, "name": f"{name}: written answer", "max_score": cell.max_score,
+            "output": cell.comment, "visibility": "visible", "tags": [name, "manual"]}
+    if cell.manual_score is None and cell.auto_score is None:
+        return {**test, "name": f"{name}: written answer, not graded yet ({points(cell.max_score)} points)"}
+    return {**test, "score": cell.score, "status": _passed(cell.score >= cell.max_score)}
 
 
 def _summary(result: Result) -> str:
@@ -244,7 +129,7 @@ def from_json(data: dict) -> Result:
     parts = [PartResult(p["name"], [CheckResult(**c) for c in p["checks"]], p["status"]) for p in extra["parts"]]
     return Result(extra["student"], extra["assignment"], extra["status"], parts, extra["tampering"],
                   extra["notes"], data.get("execution_time", 0.0), extra["sandbox"], extra["timestamp"],
-                  extra.get("digest", ""), extra.get("work_digest", ""), extra.get("recorded", {}),
+                  extra.get("digest", ""), extra.get("work_digest", ""), Recorded.from_dict(extra.get("recorded")),
                   extra.get("cells", []), charged=extra.get("charged_seconds", 0.0),
                   late_unknown=extra.get("late_unknown", False))
 
@@ -271,6 +156,17 @@ def read_json(path: Path) -> Result:
     return from_json(json.loads(Path(path).read_text()))
 
 
+def digests(path: Path) -> tuple:
+    """(the digest of the submission that the results.json at `path` grades, the digest of the
+    student's work in it); None for what it lacks or cannot be read. A submission whose digest
+    is not the first needs grading."""
+    try:
+        extra = json.loads(Path(path).read_text())["extra_data"]
+        return extra.get("digest"), extra.get("work_digest")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, None
+
+
 def write_csv(path: Path, results: list, part_names: list) -> None:
     """The grades table (grades/<assignment>.csv), written to a temporary file and moved into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -282,8 +178,8 @@ def write_csv(path: Path, results: list, part_names: list) -> None:
                       "timestamp", "late_penalty", "late", "needs_attention"])
         for r in sorted(results, key=lambda r: r.student):
             parts = {p.name: r.part_score(p) - r.extra_credit(f"test_{p.name}") for p in r.parts}
-            cells = {name: cell["score"] - cell["extra_credit"] for name, cell in r.hand_graded().items()
-                     if cell["manual_score"] is not None or cell["auto_score"] is not None}
+            cells = {name: cell.score - cell.extra_credit for name, cell in r.hand_graded().items()
+                     if cell.manual_score is not None or cell.auto_score is not None}
             out.writerow([csv_cell(r.student), r.status, points(r.score), points(r.max_score),
                           *(points(parts.get(n, 0.0)) for n in part_names),
                           *(points(cells[n]) if n in cells else "" for n in by_hand), points(r.extra_credit()),

@@ -26,14 +26,15 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from . import course_lock, engine, feedback, grading, labs, results, secret
+from . import autograded, classview, course_lock, engine, feedback, grading, labs, results, secret
 from .config import AttnLabService
-from .course import Course, CourseError, graded_digests, submitted_notebook
+from .course import Course, CourseError, submitted_notebook
 from .student_files import unsafe_id
 from .exchange import Exchange
 from .gradebook import GradebookWriter, read, submissions
 from .journal import OPEN, Journal
 from .messages import points
+from .outcome import ungraded
 from .sandbox import Limits
 
 RETRIES = 3             # gradings the grader may fail on before the instructor is left the submission
@@ -256,8 +257,8 @@ class Service:
         if row is None:
             return
         digests = (self.course.digest(student, assignment), self.course.work_digest(student, assignment))
-        results_path = engine.results_path(self.course, student, assignment)
-        recorded = self._recorded(lab, student) if graded_digests(results_path)[0] == digests[0] else {}
+        results_path = autograded.results_path(self.course, student, assignment)
+        recorded = self._recorded(lab, student) if results.digests(results_path)[0] == digests[0] else None
         if recorded:            # graded by `attnlab grade` meanwhile (or before a restart)
             result = results.read_json(results_path)
             result.recorded = recorded
@@ -330,7 +331,7 @@ class Service:
                     result, graded_notebook = flight.future.result()
                 except Exception as exc:     # a slot died (the pool is gone then), or the grader failed
                     broken = broken or isinstance(exc, BrokenProcessPool)
-                    result, graded_notebook = results.ungraded(student, lab.assignment, lab.suite, "error",
+                    result, graded_notebook = ungraded(student, lab.assignment, lab.suite, "error",
                                                                f"the grading slot failed ({exc})"), None
                 if result.status in ("error", "busy"):     # the grader's failure (or the machine's): again
                     self._retry(lab, [self.journal.row(flight.row)], result.notes[0] if result.notes else
@@ -414,9 +415,9 @@ class Service:
                 now = (course.digest(student, assignment), course.work_digest(student, assignment))
                 if now != flight.digests:       # changed meanwhile (by hand): graded again
                     self.journal.set([flight.row], "accepted", started=None)
-                elif graded_digests(engine.results_path(course, student, assignment))[0] == now[0] \
+                elif results.digests(autograded.results_path(course, student, assignment))[0] == now[0] \
                         and student in recorded:
-                    known.append((flight, results.read_json(engine.results_path(course, student, assignment))))
+                    known.append((flight, results.read_json(autograded.results_path(course, student, assignment))))
                 else:
                     fresh.append((flight, *engine.complete(course, assignment, lab.notebook, lab.release, result,
                                                           graded_notebook, flight.path, now)))
@@ -432,15 +433,15 @@ class Service:
         lab.graded.clear()
         lab.changed, lab.failures = True, 0
         for flight, result in known:
-            result.recorded = grades.get(flight.student, {})
+            result.recorded = grades.get(flight.student)
             self._deliver(lab, self.journal.row(flight.row), result, "graded by another run (attnlab grade)")
         for flight, result, _ in fresh:
             self._deliver(lab, self.journal.row(flight.row), result, "", flight.seen)
 
-    def _recorded(self, lab: Lab, student: str) -> dict:
-        """The gradebook's grades of `student`'s submission ({} if none)."""
+    def _recorded(self, lab: Lab, student: str):
+        """The gradebook's grade of `student`'s submission (None if none)."""
         with lab.gradebook() as writer:
-            return read(writer.gb, lab.assignment, Path(lab.notebook).stem, [student]).get(student, {})
+            return read(writer.gb, lab.assignment, Path(lab.notebook).stem, [student]).get(student)
 
     def _deliver(self, lab: Lab, row, result, how: str, seen: float | None = None) -> None:
         """The page of a recorded `result`, released; the entry done; its log line (with the
@@ -517,7 +518,7 @@ class Service:
                 self.journal.set([row.id], "accepted", started=None)
                 continue
             result.recorded = self._recorded(lab, row.student)
-            engine.write_autograded(self.course, lab.assignment, lab.notebook, result, text)
+            autograded.write(self.course, lab.assignment, lab.notebook, result, text)
             self._deliver(lab, row, result, "recorded before a restart")
             lab.changed = True
         lab.undelivered = False
@@ -529,7 +530,7 @@ class Service:
             if lab.changed and (force or time.monotonic() - lab.refreshed > REFRESH_SECONDS):
                 try:
                     with course_lock.hold(self.course.root, assignment, HOLDER, wait=False):
-                        engine.refresh(self.course, assignment, engine.class_results(self.course, assignment,
+                        engine.refresh(self.course, assignment, classview.results_of(self.course, assignment,
                                                                                      lab.suite))
                 except course_lock.Busy:
                     continue

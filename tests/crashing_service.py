@@ -2,7 +2,7 @@
 
     python crashing_service.py AUDIT [TARGET:WHEN] -- SERVE ARGUMENTS
 
-TARGET is module.attribute of autograder (e.g. engine.write_autograded); WHEN is `before` (the
+TARGET is module.attribute of autograder (e.g. autograded.write); WHEN is `before` (the
 kill comes when it is called) or `partial` (Exchange.collect only: after it copied the
 submission, half of its notebook is cut off, as by a copy cut short). Every batch recorded in the
 gradebook is appended to AUDIT as lines "student digest", once its transaction has committed.

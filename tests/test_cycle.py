@@ -543,7 +543,7 @@ def test_a_student_another_writer_added_meanwhile_is_recorded(tmp_path):
     with GradebookWriter(course, ASSIGNMENT, ASSIGNMENT, labs.load(ASSIGNMENT).suite.parts) as writer:
         run_tool("nbgrader", "db", "student", "add", "zed", cwd=path)       # the other writer
         recorded = writer.record_batch([result])
-    assert recorded["zed"]["score"] == 100
+    assert recorded["zed"].score == 100
 
 
 def test_a_renamed_notebooks_feedback_reaches_the_student_through_the_exchange(tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder import examples, gradescope, labs, notebooks
+from autograder.outcome import Recorded, Result
 from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
 from exploits import FIND_ANSWER_KEY
 
@@ -126,11 +127,11 @@ def test_the_bundle_carries_the_course_settings(tmp_path):
 
 def _all_passed(student="submission"):
     from autograder import results
-    from autograder.checks import CheckResult, PartResult
+    from autograder.outcome import CheckResult, PartResult
     suite = labs.load(ASSIGNMENT).suite
     parts = [PartResult(name, [CheckResult(name, c.title, c.points, c.points, "passed") for c in part.checks])
              for name, part in suite.parts.items()]
-    return results.Result(student, ASSIGNMENT, "graded", parts)
+    return Result(student, ASSIGNMENT, "graded", parts)
 
 
 def test_gradescope_results_are_numbered_with_late_penalty_and_hidden_details():
@@ -181,8 +182,8 @@ def test_the_nbgrader_results_json_has_the_gradescope_layout():
                     "needs_manual_grade": True, "comment": ""}
     cells["how"] = {"score": 1.0, "max_score": 2.0, "auto_score": None, "manual_score": 1.0, "extra_credit": 0.0,
                     "needs_manual_grade": False, "comment": "Half right."}
-    result.recorded = {"score": 90.0, "raw_score": 97.0, "late_penalty": 7.0, "max_score": 104.0,
-                       "seconds_late": 3600.0, "cells": cells, "comments": {"softmax": "Subtract the max."}}
+    result.recorded = Recorded.from_dict({"score": 90.0, "raw_score": 97.0, "late_penalty": 7.0, "max_score": 104.0,
+                                          "seconds_late": 3600.0, "cells": cells, "comments": {"softmax": "Subtract the max."}})
     data = results.to_json(result)
     tests = {t["name"].split(":")[0]: t for t in data["tests"] if "." not in t["number"]}
     assert data["score"] == 90 and sum(t.get("score", 0) for t in data["tests"]) == 97

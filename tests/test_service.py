@@ -174,7 +174,7 @@ def gradebook_scores(course: Path) -> dict:
     from autograder import gradebook
     with open_course(course).gradebook() as gb:
         recorded = gradebook.read(gb, ASSIGNMENT, ASSIGNMENT, [s.id for s in gb.students])
-    return {s: r["score"] for s, r in recorded.items()}
+    return {s: r.score for s, r in recorded.items()}
 
 
 def result(course: Path, student: str) -> dict:
@@ -234,7 +234,7 @@ def test_students_get_their_feedback_while_the_service_runs_and_the_scores_are_t
 
 CRASH_POINTS = ["exchange.Exchange.collect:partial",              # submitted/ half copied
                 "gradebook.GradebookWriter._record:before",       # inside the recording transaction
-                "engine.write_autograded:before",                 # recorded, no files yet
+                "autograded.write:before",                 # recorded, no files yet
                 "feedback.write_page:before",                     # files written, no page
                 "exchange.Exchange.release_feedback:before"]      # page written, not released
 
