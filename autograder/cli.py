@@ -365,13 +365,13 @@ def _gradescope_run(args) -> int:
     return 0
 
 
-def table(results) -> str:
+def table(everyone) -> str:
     """A plain-text grade table: one row per student."""
     rows = [("student", "status", "score", "needs attention")]
     rows += [(shown(r.student, one_line=True), r.status, f"{points(r.score)}/{points(r.max_score)}",
               shown("; ".join(r.problems() + ([results.late_text(r)] if results.late_text(r) else [])), 4 * NOTE_LIMIT,
                     one_line=True))
-             for r in results]
+             for r in everyone]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]
     lines.insert(1, "-" * len(lines[0]))
