@@ -57,10 +57,10 @@ def audit(path: Path) -> None:
 
 def failing(student, path, salt):
     """grading.grade_in_slot, in the grader's own error while the file $GRADER_FAILS exists."""
-    from autograder import grading, results
+    from autograder import grading, outcome
     if Path(os.environ["GRADER_FAILS"]).exists():
         slot = grading._slot
-        return results.ungraded(student, slot.assignment, slot.suite, "error", "internal grading error: test"), None
+        return outcome.ungraded(student, slot.assignment, slot.suite, "error", "internal grading error: test"), None
     return grade_in_slot(student, path, salt)
 
 

@@ -365,7 +365,7 @@ def test_a_grader_failure_records_nothing_and_the_grade_stands(tmp_path, monkeyp
     by the next run."""
     from concurrent.futures import Future
 
-    from autograder import engine, grading, labs, results
+    from autograder import engine, grading, labs, outcome
     path = copy_course(tmp_path / "failure")
     run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=path)
     submit(path, "kim", solved())
@@ -378,7 +378,7 @@ def test_a_grader_failure_records_nothing_and_the_grade_stands(tmp_path, monkeyp
         futures = real(pool, tasks, early)
         for student in futures:
             futures[student] = Future()
-            futures[student].set_result((results.ungraded(student, ASSIGNMENT, labs.load(ASSIGNMENT).suite, "error",
+            futures[student].set_result((outcome.ungraded(student, ASSIGNMENT, labs.load(ASSIGNMENT).suite, "error",
                                                           "internal grading error: RuntimeError: boom"), None))
         return futures
     monkeypatch.setattr(grading, "submit", failing)
