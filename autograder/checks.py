@@ -27,6 +27,7 @@ import numpy as np
 from . import verdict
 from .compare import close, kind, mismatch
 from .outcome import CheckResult, PartResult
+from .runners import PartAborted, StudentError
 from .verdict import CheckFailed, Raised
 from .worker.invoke import Call, execute, inputs
 from .worker.protocol import encode
@@ -53,18 +54,6 @@ EXACT = Tolerance(rtol=0.0, atol=1e-12)     # values that must be exactly zero o
 
 class NotCredited(Exception):
     """A property check's property holds, but the result it was observed on is wrong."""
-
-
-class StudentError(Exception):
-    """The student's code raised, or its result cannot be read."""
-
-
-class PartAborted(Exception):
-    """The part cannot go on: a timeout, a crash or a limit of the worker."""
-
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass
