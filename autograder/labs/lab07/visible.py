@@ -11,8 +11,8 @@ Dropout in training has no single right output: the mask depends on how the gene
 The training cases use seeds on which every usual way (rng.random(x.shape) >= p or < 1 - p,
 rng.uniform, rng.binomial for keeping or for dropping, rng.choice, float32 draws) decides the
 non-zero entries of x alike, so one expected output holds for all of them; x is 0 where they
-disagree. With p = 0.75 every non-zero entry is dropped (reading the training flag the wrong way
-round shows there); with p = 0.25 every one is kept, so the scale of the kept entries shows, and
+disagree. With p = 0.75 every non-zero entry is dropped (a dropout that drops nothing in training
+fails there); with p = 0.25 every one is kept, so the scale of the kept entries shows, and
 the one decision per row of a mask drawn per row drops a row that per-entry masks keep.
 """
 import numpy as np
@@ -37,7 +37,6 @@ def _weights(d, scale=0.5):
 _X6, _W6 = _r(6, 8), _weights(8, scale=0.6)
 _k6 = R.apply_rope((_X6[:5] @ _W6[1]).reshape(5, 2, 4).transpose(1, 0, 2), np.arange(5))
 _v6 = (_X6[:5] @ _W6[2]).reshape(5, 2, 4).transpose(1, 0, 2)
-
 
 
 def _far_future():
