@@ -148,17 +148,24 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
 
 def helper_files(lab, assignment: str, helper: Path) -> dict:
     """{path: content} of the student helper `helper`: its code, and its data in the .json and
-    .npz beside it (the visible cases, their expected outputs, and the mistakes' outputs on them)."""
+    .npz beside it (the visible cases, their expected outputs, and the mistakes' outputs on them).
+
+    The helper runs a part's cases in order and stops at the first that fails, so a student's
+    code that fails a case has passed every case before it: a mistake that would have failed one
+    of those is not the student's, and is left out of the later cases' candidates. (Dropping at
+    evaluation too and reading the training flag the wrong way round give the same result at
+    evaluation; a training case before it tells them apart.)"""
     data, cases = Data(), {}
     extra = visible_extra.CASES.get(assignment, {})
     catalogue = {name: [[m.message, getattr(m, "fix", "") or ""] for m in lab.suite.parts[name].mistakes]
                  for name in lab.CASES}
     for name, calls in lab.CASES.items():
-        cases[name] = []
+        cases[name], ruled_out = [], set()
         for description, call in calls + extra.get(name, []):
             expected = execute(call, lab.suite.reference)[0]
-            mistakes = [[index, data.encode(outcome)]
-                        for index, outcome in _mistake_outputs(lab.suite, name, call, expected)]
+            outputs = _mistake_outputs(lab.suite, name, call, expected)
+            mistakes = [[index, data.encode(outcome)] for index, outcome in outputs if index not in ruled_out]
+            ruled_out |= {index for index, _ in outputs}
             cases[name].append({"description": description, "call": data.encode(call),
                                 "names": data.encode(lab.suite.output_names.get(name)),
                                 "expected": data.encode(expected), "mistakes": mistakes})

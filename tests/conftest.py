@@ -68,26 +68,16 @@ def grade_class(course: Path, submissions: dict, *args) -> dict:
 _EXECUTED: dict = {}
 
 
-# Lab 07 trains three models for 1,200 steps each (two of CI's minutes); no figure of that run is
-# checked here, so its training runs 200 steps: every cell still runs, on less trained models.
-SHORTER = {"lab07_rope_generation": ("def train(params, positions, steps=1200, batch_size=32, seed=1, eval_every=200):",
-                                     "def train(params, positions, steps=200, batch_size=32, seed=1, eval_every=100):")}
-
-
 @pytest.fixture(scope="session")
 def executed_notebook():
-    """A lab's source notebook run top to bottom, once per session (Lab 06 and 07 train models;
-    Lab 07 for fewer steps, see SHORTER): `run(assignment, extra)` appends the code `extra` as a
-    last cell on that one run."""
+    """A lab's source notebook run top to bottom, once per session (Labs 06 and 07 train models,
+    and tests/test_claims.py checks the numbers their text quotes from that training):
+    `run(assignment, extra)` appends the code `extra` as a last cell on that one run."""
     def run(assignment: str, extra: str = ""):
         cached = _EXECUTED.get(assignment)
         if cached is None or (extra and cached.cells[-1].source != extra):
             path = ROOT / "source" / assignment / f"{assignment}.ipynb"
             nb = notebooks.read(path)
-            if assignment in SHORTER:
-                old, new = SHORTER[assignment]
-                cell = next(c for c in nb.cells if old in c.source)      # StopIteration: update SHORTER
-                cell.source = cell.source.replace(old, new)
             if extra:
                 nb.cells.append(new_code_cell(extra))
             NotebookClient(nb, timeout=1200, resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -1,6 +1,7 @@
 """The student helper's messages: the idea first, the exact fix after repeated failures, no frame
 of the helper in the traceback, and the common mistakes caught before submission."""
 import importlib.util
+import inspect
 import io
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -276,13 +277,16 @@ def dropout(x, p, rng, training=True):
     ("lab06_training", FIXED_SEED, "get_batch", "every rng seed gave the same batch"),
     ("lab06_training", GLOBAL_SAMPLE, "sample_token", "never with np.random"),
     ("lab06_training", PLAIN_SAMPLE, "sample_token", "failed the visible check 'greedy'"),
-    ("lab07_rope_generation", NO_DROPOUT, "dropout", "every rng seed gave the same result with p = 0.5"),
+    ("lab07_rope_generation", NO_DROPOUT, "dropout", "failed the visible check 'training, p = 0.75, seed 6"),
 ])
 def test_randomness_that_does_not_come_from_rng_is_caught(assignment, source, name, problem):
     """Also code that ignores the option a case names (a plain sampler once passed 'greedy': the
-    top token had 0.79 of the mass and both seeds drew it), and a dropout that drops nothing."""
+    top token had 0.79 of the mass and both seeds drew it), and a dropout that drops nothing (which
+    names no cause: reading the training flag the wrong way round gives x in training too)."""
     reference = {"lab06_training": ref06, "lab07_rope_generation": ref07}[assignment]
-    assert problem in failure(helper(assignment).check, student(source, reference, name))
+    message = failure(helper(assignment).check, student(source, reference, name))
+    assert problem in message
+    assert assignment != "lab07_rope_generation" or "likely cause" not in message, message
 
 
 ALWAYS_ON = """
@@ -293,16 +297,95 @@ def dropout(x, p, rng, training=True):
 """
 
 
-def test_two_mistakes_that_look_alike_on_a_visible_case_are_not_named():
+def test_two_mistakes_that_look_alike_on_a_visible_case_are_told_apart_by_the_cases_before_it():
     """Dropping at evaluation too, and reading the training flag the wrong way round, give the
-    same result at evaluation: the helper names neither (it named the second for the first)."""
+    same result at evaluation (the helper named the second for the first, then neither): code
+    that reaches the evaluation case has passed the training cases, which the inverted flag
+    fails, so only the first fits."""
+    mistakes = {m.key: m for m in labs.load("lab07_rope_generation").suite.parts["dropout"].mistakes}
     message = failure(helper("lab07_rope_generation").check, student(ALWAYS_ON, ref07, "dropout"))
-    assert "failed the visible check 'evaluation: x unchanged'" in message and "likely cause" not in message
+    assert "failed the visible check 'evaluation: x unchanged'" in message
+    assert f"likely cause: {mistakes['always_on'].message}" in message, message
 
 
 def test_the_reference_passes_the_lab07_dropout_checks(capsys):
     helper("lab07_rope_generation").check(ref07.dropout)
-    assert "3 visible checks passed" in capsys.readouterr().out
+    assert "5 visible checks passed" in capsys.readouterr().out
+
+
+def as_named(function, name):
+    """`function` under the graded name `name`, in a namespace with the reference's other parts."""
+    import types
+    return types.FunctionType(function.__code__, {**vars(ref07), **function.__globals__}, name,
+                              function.__defaults__, function.__closure__)
+
+
+LAB07 = labs.load("lab07_rope_generation").suite
+LAB07_MISTAKES = [(name, m) for name, part in LAB07.parts.items() for m in part.mistakes]
+
+
+# Both return x in training, whatever the input, so no single case tells them apart, and at
+# evaluation the first is dropout left on (always_on). The helper judges the first failing case
+# alone; naming these needs it to judge the failed and the passed cases together, as the hidden
+# suite does (a do-nothing dropout was told that its training flag is read the wrong way round).
+NO_SINGLE_CASE_SHOWS = {("dropout", "flag_inverted"), ("dropout", "never_drops")}
+
+
+@pytest.mark.parametrize("name, mistake", LAB07_MISTAKES, ids=[f"{n}/{m.key}" for n, m in LAB07_MISTAKES])
+def test_every_lab07_mistake_is_named_by_the_visible_checks(name, mistake):
+    """No catalogued cause that the visible cases can never show but those of NO_SINGLE_CASE_SHOWS:
+    run as the student's code, every mistake fails a visible case on which it is the only fit (the
+    helper named neither of two look-alikes, and some mistakes passed every visible case)."""
+    wrong = as_named(LAB07.namespace_with(mistake)[name], name)
+    message = failure(helper("lab07_rope_generation").check, wrong)
+    if (name, mistake.key) in NO_SINGLE_CASE_SHOWS:
+        assert "likely cause" not in message, message
+    else:
+        assert f"likely cause: {mistake.message}" in message, message
+
+
+def lab07_bank():
+    import importlib
+    import pkgutil
+    folder = ROOT / "tests" / "mutants" / "lab07"
+    return [m for info in pkgutil.iter_modules([str(folder)])
+            for m in importlib.import_module(f"mutants.lab07.{info.name}").WRONG]
+
+
+LAB07_BANK = lab07_bank()
+# what the issue found passing the visible checks, or named wrongly there
+MUST_FAIL = {"not_rescaled", "divided_by_p", "in_place", "dropped_entries_zeroed_in_place", "float64_result",
+             "split_first_then_d_wide_table", "model_width_frequencies_in_every_head", "mask_minus_100_added",
+             "mask_minus_500_set", "training_flag_inverted", "training_flag_ignored", "one_decision_per_row"}
+
+
+@pytest.mark.parametrize("mutant", LAB07_BANK, ids=[f"{m.part}/{m.name}" for m in LAB07_BANK])
+def test_a_lab07_wrong_answer_gets_a_right_cause_or_none_before_submission(mutant):
+    """Every wrong answer of the bank, run through the visible checks: a cause named is the one
+    its author made (a student who split first and then turned each head with a d-wide table
+    was told that RoPE is applied before the split); the answers of MUST_FAIL fail."""
+    namespace = dict(vars(ref07))
+    exec(mutant.code, namespace)
+    catalogue = {m.key: m.message for m in LAB07.parts[mutant.part].mistakes}
+    try:
+        helper("lab07_rope_generation").check(namespace[mutant.part])
+    except AssertionError as exc:
+        causes = [line.split("likely cause: ", 1)[1] for line in str(exc).splitlines() if "likely cause: " in line]
+        assert causes in ([], [catalogue.get(mutant.diagnosis)]), (causes, str(exc))
+    else:
+        assert mutant.name not in MUST_FAIL, "passes the visible checks"
+
+
+def test_the_answers_that_must_fail_are_in_the_bank():
+    assert MUST_FAIL <= {m.name for m in LAB07_BANK}
+
+
+def test_a_float64_rotation_of_float32_input_fails_the_visible_check():
+    """The hidden tests take points for it, so the visible check must show it, and say why."""
+    wrong = student(inspect.getsource(ref07.apply_rope).replace(".astype(x.dtype)", "").replace(
+        "np.empty_like(x)", "np.empty(x.shape)"), ref07, "apply_rope")
+    message = failure(helper("lab07_rope_generation").check, wrong)
+    assert "float32 x (3, 4)" in message and "Cannot cast array data from dtype('float64')" in message, message
 
 
 def test_the_randomness_check_leaves_the_global_state_as_it_found_it():

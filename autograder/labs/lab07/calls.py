@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ...worker.invoke import Call, Rng
+from ...worker.invoke import Call, New, Rng
 
 
 def _given(**kwargs) -> dict:
@@ -65,3 +65,10 @@ def cached(reference, X, weights, n_heads, t):
     k = (X[:t] @ W_K).reshape(t, n_heads, d_k).transpose(1, 0, 2)
     v = (X[:t] @ W_V).reshape(t, n_heads, d_k).transpose(1, 0, 2)
     return X[t], reference(k, np.arange(t)), v
+
+
+def as_float32_safely(call):
+    """The result of `call` cast to float32 with casting='safe', which raises for a float64
+    result instead of rounding it: a visible check of the result's dtype."""
+    assert not call.kwargs and call.obj is None, call
+    return Call("astype", ("float32",), {"casting": "safe"}, New(call.fn, call.args))

@@ -61,7 +61,7 @@ def _attention(X, W_Q, W_K, W_V, W_O, n_heads, rotate_q=True, rotate_k=True, rot
 
 # --------------------------------------------------------------------------- rope_frequencies
 
-@mistake("rope_frequencies", "the exponent lacks its factor 2: theta_m = base^(-2m/d_k), the 2 counts the "
+@mistake("rope_frequencies", "the exponent lacks its factor 2: omega_m = base^(-2m/d_k), the 2 counts the "
          "two dimensions of each pair",
          fix="base ** (-np.arange(0, d_k, 2) / d_k)")
 def exponent_without_two(d_k, base=10000.0):
@@ -83,7 +83,7 @@ def one_per_dimension(d_k, base=10000.0):
 
 
 @mistake("rope_frequencies", "the exponent is positive: the frequencies must fall from 1 towards 1/base, "
-         "theta_m = base^(-2m/d_k)",
+         "omega_m = base^(-2m/d_k)",
          fix="base ** (-np.arange(0, d_k, 2) / d_k), with the minus sign")
 def positive_exponent(d_k, base=10000.0):
     return base ** (np.arange(0, d_k, 2) / d_k)
@@ -105,7 +105,7 @@ def base_ignored(d_k, base=10000.0):
 
 # --------------------------------------------------------------------------------- apply_rope
 
-@mistake("apply_rope", "the rotation turns the wrong way (angle -i*theta): the first output of a pair is "
+@mistake("apply_rope", "the rotation turns the wrong way (angle -i*omega): the first output of a pair is "
          "x_2m cos - x_2m+1 sin, the second x_2m sin + x_2m+1 cos",
          fix="the first output of a pair is even * cos - odd * sin, the second even * sin + odd * cos")
 def turned_backwards(x, positions, base=10000.0):
@@ -144,13 +144,13 @@ def not_a_rotation(x, positions, base=10000.0):
 
 @mistake("apply_rope", "the frequencies use the exponent -m/d_k instead of -2m/d_k: they are "
          "rope_frequencies' own",
-         fix="theta = rope_frequencies(x.shape[-1], base)")
+         fix="omega = rope_frequencies(x.shape[-1], base)")
 def exponent_without_two_inline(x, positions, base=10000.0):
     return _rotate(x, _angles(positions, x.shape[-1], base, exponent=1.0))
 
 
 @mistake("apply_rope", "the base is not passed on, so the frequencies are always those of base 10000",
-         fix="theta = rope_frequencies(x.shape[-1], base)")
+         fix="omega = rope_frequencies(x.shape[-1], base)")
 def base_ignored_in_rotation(x, positions, base=10000.0):
     return _rotate(x, _angles(positions, x.shape[-1]))
 
@@ -168,13 +168,24 @@ def overwritten_pair(x, positions, base=10000.0):
 
 # ----------------------------------------------------------------------------- rope_attention
 
-@mistake("rope_attention", "RoPE is applied to the full d-wide queries and keys before the split into "
-         "heads, so each head turns with other frequencies (the per-head-frequency bug of Part 1d): split "
-         "first, then rotate every head with the frequencies of d_k",
+@mistake("rope_attention", "each head turns with its own slice of frequencies spread over the model width d "
+         "(the per-head-frequency bug of Part 1d, which rotating the d-wide queries and keys before the "
+         "split gives): every head must turn with the same frequencies, those of the head width d_k",
          fix="q, k, v = split_heads(...) first, then apply_rope(q, np.arange(N)) and apply_rope(k, "
              "np.arange(N)) on the (B, A, N, d_k) arrays")
 def rotated_before_split(X, W_Q, W_K, W_V, W_O, n_heads):
     return _attention(X, W_Q, W_K, W_V, W_O, n_heads, full_width=True)
+
+
+@mistake("rope_attention", "every head turns with the frequencies of the model width d, base^(-2m/d): they are "
+         "those of the head width d_k, base^(-2m/d_k), the same in every head",
+         fix="apply_rope(q, np.arange(N)) on the (B, A, N, d_k) heads, which takes d_k from their last axis")
+def model_width_frequencies(X, W_Q, W_K, W_V, W_O, n_heads):
+    B, N, d = X.shape
+    angles = _angles(np.arange(N), d)[:, :d // n_heads // 2]                # (N, d_k/2), over d
+    q, k, v = (_heads(R.matmul(X, W), n_heads) for W in (W_Q, W_K, W_V))
+    weights, v = _attend(_rotate(q, angles), _rotate(k, angles), v, 1 / math.sqrt(d // n_heads))
+    return R.matmul(R.merge_heads(weights @ v), W_O), weights
 
 
 @mistake("rope_attention", "the values are rotated too: RoPE turns queries and keys only, values carry "
@@ -386,12 +397,28 @@ def multiplied_by_keep(x, p, rng, training=True):
     return np.where(rng.random(x.shape) >= p, x * (1 - p), 0.0)
 
 
+@mistake("dropout", "the kept entries are divided by p: inverted dropout divides them by 1 - p, the "
+         "probability of keeping an entry, so that the expected value stays x",
+         fix="np.where(keep, x / (1 - p), 0.0)")
+def divided_by_p(x, p, rng, training=True):
+    if not training or p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x / p, 0.0)
+
+
 @mistake("dropout", "p is used as the probability of keeping an entry: p is the probability of dropping it",
          fix="keep the entries where rng.random(x.shape) >= p and divide them by 1 - p")
 def p_keeps(x, p, rng, training=True):
     if not training or p == 0:
         return x.copy()
     return np.where(rng.random(x.shape) < p, x / p, 0.0)
+
+
+@mistake("dropout", "in training nothing is dropped: each entry must be set to 0 with probability p, and "
+         "the others divided by 1 - p",
+         fix="in training, np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)")
+def never_drops(x, p, rng, training=True):
+    return x.copy()
 
 
 @mistake("dropout", "entries are dropped at evaluation time too: dropout acts during training only, "
@@ -442,8 +469,8 @@ def _support(weights, log=np.log2, power=2.0, divide_by=None, axis=-1):
     return entropy, support, support / (np.arange(1, N + 1) if divide_by is None else divide_by)
 
 
-@mistake("attention_support", "the entropy is in nats (natural logarithm): in bits, so that 2^H counts "
-         "positions",
+@mistake("attention_support", "the entropy is in nats (natural logarithm): in bits, so that 2^entropy "
+         "counts positions",
          fix="np.log2 instead of np.log")
 def in_nats(weights):
     return _support(weights, log=np.log)
@@ -457,7 +484,8 @@ def entropy_and_support_swapped(weights):
     return support, entropy, normalised
 
 
-@mistake("attention_support", "the support is e^H with H in bits: with bits, the support is 2^H",
+@mistake("attention_support", "the support is e^entropy with the entropy in bits: with bits, the "
+         "support is 2^entropy",
          fix="2.0 ** entropy (or np.exp2(entropy)) instead of np.exp(entropy)")
 def exp_of_bits(weights):
     return _support(weights, power=math.e)
@@ -494,7 +522,8 @@ def nan_on_zeros(weights):
     return entropy, support, support / np.arange(1, weights.shape[-1] + 1)
 
 
-@mistake("attention_support", "the minus sign of the entropy is missing: H = -sum a log2 a is at least 0",
+@mistake("attention_support", "the minus sign of the entropy is missing: the entropy, -sum a log2 a, is "
+         "at least 0",
          fix="entropy = -(weights * logs).sum(axis=-1)")
 def sign_missing(weights):
     safe = np.where(weights > 0, weights, 1.0)

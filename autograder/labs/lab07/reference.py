@@ -16,7 +16,7 @@ def softmax(z):
 
 
 def split_heads(M, n_heads):
-    '''(B, N, d) -> (B, A, N, d_k): head a takes columns a*d_k:(a+1)*d_k.'''
+    '''(B, N, d) -> (B, A, N, d_k): head c takes columns c*d_k:(c+1)*d_k.'''
     B, N, d = M.shape
     return M.reshape(B, N, n_heads, d // n_heads).transpose(0, 2, 1, 3)
 
@@ -38,19 +38,20 @@ def matmul(x, W):
 
 
 def rope_frequencies(d_k, base=10000.0):
-    """Angular frequency of each pair of dimensions of a head (eq. R1).
+    """The angular frequency omega_m of each pair of dimensions (2m, 2m+1) of a head (eq. R1).
 
     Args:
         d_k: head width, even
         base: base of the geometric progression (10000, as in RoFormer and Lab 05)
     Returns:
-        theta: float array (d_k/2,), theta[m] = base ** (-2m / d_k): 1 for m = 0, then smaller
+        omega: float array (d_k/2,), the frequency of pair m of eq. R1 at index m: 1 for pair 0,
+        then smaller by the same factor from each pair to the next, towards 1/base
     """
     return base ** (-np.arange(0, d_k, 2) / d_k)
 
 
 def apply_rope(x, positions, base=10000.0):
-    """Rotate each pair of dimensions (2m, 2m+1) of every row by positions[i] * theta_m (eq. R1).
+    """Rotate each pair of dimensions (2m, 2m+1) of every row by positions[i] * omega_m (eq. R1).
 
     Args:
         x: float array (..., N, d_k), queries or keys of one or more heads; d_k even
@@ -73,7 +74,7 @@ def rope_attention(X, W_Q, W_K, W_V, W_O, n_heads):
 
     Args:
         X: (B, N, d) the inputs of B sequences
-        W_Q, W_K, W_V, W_O: (d, d); head a uses columns a*d_k:(a+1)*d_k of W_Q, W_K and W_V
+        W_Q, W_K, W_V, W_O: (d, d); head c uses columns c*d_k:(c+1)*d_k of W_Q, W_K and W_V
         n_heads: A, a divisor of d; d_k = d / A is even
     Returns:
         out: (B, N, d), the heads' outputs concatenated and multiplied by W_O
@@ -135,8 +136,8 @@ def attention_support(weights):
     Args:
         weights: (..., N, N); row i is a distribution over the key positions 0..i (0 after i)
     Returns:
-        entropy: (..., N), H_i = -sum_j alpha_ij log2 alpha_ij, in bits, with 0 log 0 = 0
-        support: (..., N), 2 ** H_i
+        entropy: (..., N), the entropy -sum_j alpha_ij log2 alpha_ij of row i, in bits, with 0 log 0 = 0
+        support: (..., N), 2 ** entropy
         normalised: (..., N), support / (i + 1)
     """
     safe = np.where(weights > 0, weights, 1.0)                  # log2(1) = 0 stands for 0 log 0

@@ -33,7 +33,7 @@ check = suite.check
 
 @check("rope_frequencies", "d_k = 16: the values base^(-2m/d_k)", 2.5)
 def _(t):
-    """Every rotation of the lab is an angle position * theta_m."""
+    """Every rotation of the lab is an angle position * omega_m."""
     t.expect_match(C.rope_frequencies(16))
 
 
@@ -44,7 +44,7 @@ def _(t):
     got = t.student(C.rope_frequencies(d_k))
     t.expect_array(got, (d_k // 2,))
     if not np.isclose(got[0], 1.0, rtol=0, atol=1e-12):
-        t.fail(f"rope_frequencies({d_k})[0] is {got[0]:.6g}; pair m = 0 has theta_0 = base**0 = 1")
+        t.fail(f"rope_frequencies({d_k})[0] is {got[0]:.6g}; pair m = 0 has omega_0 = base**0 = 1")
 
 
 @check("rope_frequencies", "other head widths: 2, 6, 64 and 128", 2.5)
@@ -71,7 +71,7 @@ def _(t):
 
 @check("apply_rope", "positions 0 to N - 1, d_k = 8", 3)
 def _(t):
-    """Row i turns by i * theta_m: the queries and keys of one head."""
+    """Row i turns by i * omega_m: the queries and keys of one head."""
     t.expect_match(C.apply_rope(t.normal(6, 8), np.arange(6)))
 
 
@@ -470,7 +470,7 @@ def _(t):
 
 @check("attention_support", "entropy in bits: two equal weights give 1 bit", 2)
 def _(t):
-    """The support 2^H counts positions only when H is in bits."""
+    """The support 2^entropy counts positions only when the entropy is in bits."""
     weights = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])
     t.expect_items(C.attention_support(weights), (0,))
     t.expect_items(support_case(t, 2, 5, 5), (0,))

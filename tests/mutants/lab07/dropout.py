@@ -91,6 +91,24 @@ WRONG = [
             x /= 1 - p
             return x
     '''),
+    wrong(PART, "divided_by_p", "divided_by_p", '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            keep = rng.random(x.shape) >= p
+            return np.where(keep, x / p, 0.0)
+    '''),
+    wrong(PART, "dropped_entries_zeroed_in_place", "in_place", '''
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            x[rng.random(x.shape) < p] = 0.0
+            return x / (1 - p)
+    '''),
+    wrong(PART, "nothing_dropped", "never_drops", '''
+        def dropout(x, p, rng, training=True):
+            return x.copy()
+    '''),
     wrong(PART, "a_fixed_number_dropped", None, '''
         def dropout(x, p, rng, training=True):
             if not training or p == 0:

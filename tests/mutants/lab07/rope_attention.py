@@ -39,6 +39,22 @@ LINES = {name: line for name, line in (
     ("mask", "    scores = scores + causal_mask(N)\n"),
 )}
 
+TABLE = '''
+def rope_attention(X, W_Q, W_K, W_V, W_O, n_heads):
+    B, N, d = X.shape
+    d_k = d // n_heads
+    Q, K, V = (split_heads(X @ W, n_heads) for W in (W_Q, W_K, W_V))
+    angles = np.arange(N)[:, None] * {table}
+
+    def turn(M):
+        out = np.empty_like(M)
+        out[..., 0::2] = M[..., 0::2] * np.cos(angles) - M[..., 1::2] * np.sin(angles)
+        out[..., 1::2] = M[..., 0::2] * np.sin(angles) + M[..., 1::2] * np.cos(angles)
+        return out
+    weights = softmax(turn(Q) @ turn(K).transpose(0, 1, 3, 2) / np.sqrt(d_k) + causal_mask(N))
+    return merge_heads(weights @ V) @ W_O, weights
+'''
+
 WRONG = [
     wrong(PART, "rope_before_split", "rotated_before_split", variant(
         Q="    Q = split_heads(apply_rope(X @ W_Q, np.arange(N)), n_heads)\n",
@@ -72,6 +88,12 @@ WRONG = [
         mask="    scores = np.where(np.triu(np.ones((N, N)), k=1) == 1, -500.0, scores)\n")),
     wrong(PART, "mask_of_ones_times_minus_inf", None, variant(     # 0 · -inf is nan: every weight is nan
         mask="    scores = scores + np.triu(np.ones((N, N)), k=1) * -np.inf\n")),
+    # split first, then a table spread over the width d: the bug's frequencies, rotated after the split
+    wrong(PART, "split_first_then_d_wide_table", "rotated_before_split", TABLE.format(
+        table="rope_frequencies(d).reshape(n_heads, d_k // 2)[:, None, :]")),
+    # the first d_k/2 frequencies of the d-wide table in every head: not the bug
+    wrong(PART, "model_width_frequencies_in_every_head", "model_width_frequencies", TABLE.format(
+        table="rope_frequencies(d)[: d_k // 2]")),
 ]
 
 CORRECT = [
