@@ -44,7 +44,7 @@ class Tolerance:
 
 FLOAT64 = Tolerance(**verdict.TOL)       # the default, the visible checks' too
 SINGLE_RTOL = 4 * float(np.finfo(np.float32).eps)   # a float32 result where no input asked for float64
-FLOAT32 = Tolerance(rtol=1e-4, atol=1e-5)   # float32 inputs, float64 reference
+FLOAT32 = Tolerance(**verdict.FLOAT32)   # float32 inputs, float64 reference
 # A result from inputs in another dtype (float32) may be off by this many times the largest error
 # the reference itself makes on those inputs: rounding the inputs, and computing in float32,
 # cost badly conditioned inputs (a row with a large mean and a small spread) more than `atol`.

@@ -1,19 +1,21 @@
-"""The visible checks that run in the student's notebook.
+"""The visible checks that run in the student's notebook: `check(obj)`.
 
-`check(obj)` runs the visible cases of the graded name `obj.__name__` against the student's
-code, with the student's own versions of every other part, then its visible properties (e.g. a
-seed reproduces a result whatever the global `np.random` state). A failure is reported in tiers:
-the first time, which case failed, how the result differs and, when the result equals a
-catalogued mistake's output (or raises the same error), the idea that mistake misses; once the
-same case has failed `FIX_AFTER` times in a row, also the mistake's exact fix. The error shows
-only this message and the student's own frames, never a frame of this helper. It holds no
-reference code: only the visible inputs, the expected outputs and the mistakes' outputs on them.
+`check` runs the visible cases of the graded name `obj.__name__` on the student's code, with the
+student's own versions of every other part, then its visible properties (the same seed gives the
+same result whatever np.random's global state). The verdict follows the hidden checks' rules
+(`verdict`): their tolerance, in-place check, rng property, and likely causes named only when
+exactly one idea fits the student's outcomes on every case. A failure says which case failed,
+how, and the likely cause; the exact fix once `FIX_AFTER` different attempts have failed the
+case (running the same code again is not another attempt). The error shows this message and
+the student's own frames, never a frame of this helper, which holds no reference code: only the
+visible inputs, the expected outputs and the mistakes' outcomes on them.
 
-This module is copied, with `compare`, `invoke` and `visible_data`, into the helper that ships
-next to each lab notebook (`attnlab sync` writes it, and its data files); it needs only NumPy.
+This module is copied, with `compare`, `invoke`, `verdict` and `visible_data`, into the helper
+beside each lab notebook (`attnlab sync` writes it and its data files); it needs only NumPy.
 """
 import dis
 import functools
+import marshal
 import os
 import sys
 import traceback
@@ -21,18 +23,18 @@ import warnings
 
 import numpy as np
 
-from .compare import close, mismatch
-from .worker.invoke import execute, inputs
+from .compare import mismatch
+from .verdict import IN_PLACE, TOL, CheckFailed, Raised, modified_input, only_fit, rng_problem, same_outcome, tolerance
+from .worker.invoke import execute
 
-TOL = dict(rtol=1e-6, atol=1e-8)
-FIX_AFTER = 3       # the exact fix is shown from this many failures of the same case in a row
+FIX_AFTER = 3       # the exact fix is shown once this many different attempts failed a case
 CASES: dict = {}    # name -> [(description, call, names, expected, [(message, fix, outcome), ...])]
-PROPERTIES: dict = {}   # name -> [(description, [call, ...], not_reproducible, ignores_rng)]
-_failures: dict = {}    # (name, description) -> failures in a row
+PROPERTIES: dict = {}   # name -> [(description, [call with seed 0, with seed 1, ...])]
+_attempts: dict = {}    # (name, description) -> the attempts that failed it (see `_attempt`)
 
 
-class CheckFailed(AssertionError):
-    """A visible check failed. IPython shows the message (and the student's frames) only."""
+class Failed(CheckFailed):
+    """A visible check failed. IPython shows the message and the student's frames only."""
     shown_as = "AssertionError"
 
     def __init__(self, message: str, frames=()):
@@ -46,7 +48,7 @@ class CheckFailed(AssertionError):
         return lines + [f"{self.shown_as}: {self}"]
 
 
-class StillAStub(CheckFailed, NotImplementedError):
+class StillAStub(Failed, NotImplementedError):
     shown_as = "NotImplementedError"
 
 
@@ -56,28 +58,127 @@ def check(obj) -> None:
     if name not in CASES:
         raise ValueError(f"no visible checks for {obj!r}; pass the function or class itself")
     namespace = {**_namespace_of(obj), name: obj}
-    for description, call, names, expected, mistakes in CASES[name]:
-        try:
-            got, given = _quietly(execute, call, namespace)
-        except NotImplementedError as exc:
-            if not str(exc) and _raised_in(exc, obj):
-                raise StillAStub(f"{name} is still the stub: replace `raise NotImplementedError()` "
-                                 "with your code, then run this cell again.") from None
-            _fail(name, description, call, f"raised NotImplementedError: {exc}", exc, mistakes, namespace)
-        except Exception as exc:
-            _fail(name, description, call, f"raised {type(exc).__name__}: {exc}", exc, mistakes, namespace)
-        else:
-            problem = mismatch(got, expected, names=names, **TOL) or _modified_input(call, given)
-            if problem:
-                _fail(name, description, call, problem, got, mistakes, namespace)
-            _failures.pop((name, description), None)
-    for description, calls, not_reproducible, ignores_rng in PROPERTIES.get(name, []):
-        problem = _property(calls, namespace, not_reproducible, ignores_rng)
+    runs = [_run(name, obj, case, namespace) for case in CASES[name]]
+    failed = [run for run in runs if run[2]]
+    if failed:
+        _fail(name, obj, failed[0], runs, namespace)
+    for case in CASES[name]:
+        _attempts.pop((name, case[0]), None)     # passed: the count starts again
+    for description, calls in PROPERTIES.get(name, []):
+        problem = _property(calls, namespace)
         if problem:
-            raise CheckFailed(f"{name} failed the visible check '{description}'.\n  problem: {problem}")
+            raise Failed(f"{name} failed the visible check '{description}'.\n  problem: {problem[0]}\n"
+                         f"  likely cause: {problem[1]}")
     count = len(CASES[name]) + len(PROPERTIES.get(name, []))
     print(f"✔ {name}: {count} visible check{'s' * (count > 1)} passed. "
           "The hidden tests check more cases and edge cases when you submit.")
+
+
+def _run(name: str, obj, case, namespace) -> tuple:
+    """(case, the student's outcome: their value or the Raised of their exception, the problem
+    or '', the exception if one was raised)."""
+    description, call, names, expected, _ = case
+    try:
+        got, given = _quietly(execute, call, namespace)
+    except NotImplementedError as exc:
+        if not str(exc) and _raised_in(exc, obj):
+            raise StillAStub(f"{name} is still the stub: replace `raise NotImplementedError()` "
+                             "with your code, then run this cell again.") from None
+        return case, _raised(exc), f"raised NotImplementedError: {exc}", exc
+    except Exception as exc:
+        return case, _raised(exc), f"raised {type(exc).__name__}: {exc}", exc
+    problem = mismatch(got, expected, names=names, **tolerance(expected))
+    moved = not problem and modified_input(call, given)
+    return case, got, problem or (f"{moved}; return a new array" if moved else ""), None
+
+
+def _raised(exc) -> Raised:
+    return Raised(f"raised {type(exc).__name__}: {exc}")
+
+
+def _fail(name: str, obj, failed, runs, namespace) -> None:
+    """Raise the report of the first failed case: the likely cause, and the exact fix once the
+    case has failed FIX_AFTER different attempts. While an earlier graded name fails its own
+    cases, no cause is named: this one may call it, and a correct function fed a wrong helper's
+    result looks like one of its own mistakes."""
+    (description, call, _, _, _), outcome, problem, exc = failed
+    lines = [f"{name} failed the visible check '{description}'.",
+             f"  call:    {call.describe()}",
+             f"  problem: {problem}"]
+    frames = _own_frames(exc) if exc else []
+    if frames:
+        lines.append(f"  where:   line {frames[-1].lineno} of {frames[-1].name}: {(frames[-1].line or '').strip()}")
+    earlier = _earlier_failing(name, namespace)
+    if earlier:
+        lines.append(f"  note:    {earlier} does not pass its own visible checks yet; if {name} uses it, "
+                     f"fix {earlier} first (no likely cause is named until it passes)")
+        raise Failed("\n".join(lines), frames) from None
+    attempts = _attempts.setdefault((name, description), set())
+    attempts.add(_attempt(obj, outcome))
+    cause = IN_PLACE if problem.endswith("; return a new array") else _cause(runs)
+    if cause is None and exc is not None and "NoneType" in str(exc):
+        cause = ("a value that is None was used as an array: an argument left at its default "
+                 "None must be replaced by what the docstring says None stands for", "")
+    if cause:
+        lines.append(f"  likely cause: {cause[0]}")
+        if cause[1] and len(attempts) >= FIX_AFTER:
+            lines.append(f"  fix (shown after {FIX_AFTER} different attempts failed this check): {cause[1]}")
+        elif cause[1]:
+            left = FIX_AFTER - len(attempts)
+            lines.append(f"  (the exact fix is shown if {left} more different attempt{'s' * (left > 1)} "
+                         "fail this check)")
+    raise Failed("\n".join(lines), frames) from None
+
+
+def _cause(runs):
+    """(message, fix) of the catalogued mistake that explains the student's outcomes on every
+    case (the same outcome where it is wrong, a pass where it is right), exactly or else with inf
+    and nan alike, if exactly one idea does (`verdict.only_fit`); None otherwise."""
+    known = {}      # (message, fix) -> {case description: the mistake's outcome}
+    for (description, _, _, _, mistakes), _, _, _ in runs:
+        for message, fix, outcome in mistakes:
+            known.setdefault((message, fix), {})[description] = outcome
+    for overflow_alike in (False, True):
+        fits = [mistake for mistake, outcomes in known.items()
+                if all(same_outcome(got, outcomes[case[0]], overflow_alike=overflow_alike, **tolerance(case[3]))
+                       if case[0] in outcomes else not problem for case, got, problem, _ in runs)]
+        if fits:
+            return only_fit(fits)
+    return None
+
+
+def _attempt(obj, outcome) -> tuple:
+    """What tells one attempt from another: the code of `obj` (its methods for a class), without
+    file names or line numbers, and what it gave."""
+    members = vars(obj).values() if isinstance(obj, type) else [obj]
+    codes = [getattr(getattr(m, "__func__", m), "__code__", None) for m in members]
+    return tuple(_code_key(c) for c in codes if c is not None), repr(outcome)[:2000]
+
+
+def _code_key(code) -> bytes:
+    consts = tuple(_code_key(c) if hasattr(c, "co_code") else c for c in code.co_consts)
+    return marshal.dumps((code.co_code, code.co_names, code.co_varnames, repr(consts)))
+
+
+def _property(calls, namespace):
+    """(what happened, the likely cause) when the randomised function does not draw only from the
+    `rng` it is given: each call (one seed each) runs twice, under two global np.random states."""
+    saved = np.random.get_state()
+    try:
+        runs = []
+        for global_seed in (1, 2):
+            np.random.seed(global_seed)
+            runs.append([_quietly(execute, call, namespace)[0] for call in calls])
+    except Exception as exc:
+        return f"raised {type(exc).__name__}: {exc}", "see the message"
+    finally:
+        np.random.set_state(saved)
+    for same_seed in zip(*runs):
+        problem = rng_problem(list(same_seed), [])
+        if problem:
+            return "the same seed gave another result once np.random's global state changed", problem[0]
+    problem = rng_problem([runs[0][0]], runs[0][1:])
+    return ("every seed gave the same result", problem[0]) if problem else None
 
 
 def _quietly(function, *args):
@@ -95,45 +196,6 @@ def _namespace_of(obj) -> dict:
     return vars(sys.modules.get(getattr(obj, "__module__", "__main__"), sys.modules["__main__"]))
 
 
-def _modified_input(call, given) -> str | None:
-    for original, after in zip(inputs(call), given):
-        if after.shape != original.shape or not np.array_equal(after, original, equal_nan=True):
-            return f"an input array of shape {original.shape} was modified in place; return a new array"
-    return None
-
-
-def _fail(name, description, call, problem, outcome, mistakes, namespace):
-    """Raise the tiered report of a failed case: the idea first, the exact fix after FIX_AFTER.
-    While an earlier graded name fails its own cases, no cause is named: this one may call it,
-    and a correct function fed a wrong helper's result looks like one of its own mistakes."""
-    key = (name, description)
-    lines = [f"{name} failed the visible check '{description}'.",
-             f"  call:    {call.describe()}",
-             f"  problem: {problem}"]
-    raised = isinstance(outcome, BaseException)
-    frames = _own_frames(outcome) if raised else []
-    if frames:
-        lines.append(f"  where:   line {frames[-1].lineno} of {frames[-1].name}: {(frames[-1].line or '').strip()}")
-    earlier = _earlier_failing(name, namespace)
-    if earlier:
-        lines.append(f"  note:    {earlier} does not pass its own visible checks yet; if {name} uses it, "
-                     f"fix {earlier} first (no likely cause is named until it passes)")
-        raise CheckFailed("\n".join(lines), frames) from None
-    _failures[key] = _failures.get(key, 0) + 1
-    cause = _cause(outcome, mistakes)
-    if cause is None and raised and "NoneType" in str(outcome):
-        cause = ("a value that is None was used as an array: an argument left at its default "
-                 "None must be replaced by what the docstring says None stands for", "")
-    if cause:
-        lines.append(f"  likely cause: {cause[0]}")
-        if cause[1] and _failures[key] >= FIX_AFTER:
-            lines.append(f"  fix (shown after {FIX_AFTER} failures of this check): {cause[1]}")
-        elif cause[1]:
-            lines.append(f"  (the exact fix is shown if this check fails {FIX_AFTER - _failures[key]} more time"
-                         f"{'s' * (FIX_AFTER - _failures[key] > 1)})")
-    raise CheckFailed("\n".join(lines), frames) from None
-
-
 def _earlier_failing(name: str, namespace: dict) -> str | None:
     """The first graded name before `name` (in notebook order) that `name`'s code uses, directly
     or through functions of the notebook, and that fails one of its own visible cases; None if
@@ -149,7 +211,7 @@ def _earlier_failing(name: str, namespace: dict) -> str | None:
                 got, _ = _quietly(execute, call, namespace)
             except Exception:
                 return earlier
-            if mismatch(got, expected, names=names, **TOL):
+            if mismatch(got, expected, names=names, **tolerance(expected)):
                 return earlier
     return None
 
@@ -199,45 +261,6 @@ def _globals_loaded(code) -> set:
     return names
 
 
-def raised(outcome) -> bool:
-    """A mistake's outcome that is an exception, recorded as ("raises", type name, message)."""
-    return (isinstance(outcome, tuple) and len(outcome) == 3 and isinstance(outcome[0], str)
-            and outcome[0] == "raises")
-
-
-def _cause(outcome, mistakes):
-    """(message, fix) of the mistake whose outcome the student's equals, exactly or else with
-    inf and nan alike; None if there is none, or if two that say different things look alike
-    here (the visible case cannot tell them apart: naming one would mislead half the time)."""
-    for loose in (False, True):
-        causes = {(message, fix) for message, fix, expected in mistakes if _same_outcome(outcome, expected, loose)}
-        if causes:
-            return min(causes) if len({message for message, _ in causes}) == 1 else None
-    return None
-
-
-def _same_outcome(outcome, expected, loose: bool) -> bool:
-    """The student's result, or exception, equals a mistake's (`loose`: an overflow's inf or nan alike)."""
-    if isinstance(outcome, BaseException):
-        return raised(expected) and expected[1:] == (type(outcome).__name__, str(outcome))
-    if raised(expected):
-        return False
-    if loose:
-        return close(_overflowed(outcome), _overflowed(expected), **TOL)
-    return close(outcome, expected, **TOL)
-
-
-def _overflowed(value):
-    """The value with inf and nan made alike: an overflow leaves one or the other."""
-    if isinstance(value, tuple):
-        return tuple(_overflowed(v) for v in value)
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        return value
-    return np.where(np.isfinite(array), array, np.nan)
-
-
 def _own_frames(exc) -> list:
     """The frames of the student's code in an exception's traceback: not this helper's, and not
     those of NumPy or any installed or standard library."""
@@ -254,28 +277,3 @@ def _raised_in(exc, obj) -> bool:
     members = vars(obj).values() if isinstance(obj, type) else [obj]
     codes = {getattr(getattr(m, "__func__", m), "__code__", None) for m in members}
     return tb.tb_frame.f_code in codes
-
-
-def _property(calls, namespace, not_reproducible, ignores_rng) -> str | None:
-    """A randomised function must draw only from the rng it is given: the same seeds give the
-    same results whatever the global `np.random` state, and different seeds different ones."""
-    saved = np.random.get_state()
-    try:
-        runs = []
-        for global_seed in (1, 2):
-            np.random.seed(global_seed)
-            runs.append([_quietly(execute, call, namespace)[0] for call in calls])
-    except Exception as exc:
-        return f"raised {type(exc).__name__}: {exc}"
-    finally:
-        np.random.set_state(saved)
-    same = lambda a, b: all(np.array_equal(x, y) for x, y in zip(_items(a), _items(b)))  # noqa: E731
-    if not all(same(a, b) for a, b in zip(*runs)):
-        return not_reproducible
-    if all(same(runs[0][0], other) for other in runs[0][1:]):
-        return ignores_rng
-    return None
-
-
-def _items(value) -> list:
-    return list(value) if isinstance(value, tuple) else [value]

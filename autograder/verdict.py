@@ -17,6 +17,14 @@ from .worker.invoke import inputs
 # states a looser tolerance where a sound formula loses more), while a result computed in
 # float32 is off by up to 6e-8: it fails on every input, not on some.
 TOL = {"rtol": 1e-8, "atol": 1e-10}
+FLOAT32 = {"rtol": 1e-4, "atol": 1e-5}     # a result expected in float32: float32's precision
+
+
+def tolerance(expected) -> dict:
+    """The tolerance a result is held to: float32's precision where the expected result is in
+    float32 (any of a tuple's items), else TOL."""
+    items = expected if isinstance(expected, tuple) else (expected,)
+    return FLOAT32 if any(getattr(item, "dtype", None) == np.float32 for item in items) else TOL
 
 # The messages of the mistakes that a check recognises itself (no catalogue entry reproduces them)
 IN_PLACE = ("the function writes into an array it was given (an augmented assignment such as -= or "

@@ -6,8 +6,8 @@ differing mistake's outcome by its index in the part's mistakes) and names every
 key in `labXX_checks.npz`, which NumPy reads without pickle. Within a value, a list is a list
 and every object has one key, the
 kind of value it stands for: {"array": key}, {"scalar": key}, {"tuple": [...]},
-{"dict": [[key, value], ...]}, {"rng": seed}, {"new": [cls, args, attrs]} or
-{"call": [fn, args, kwargs, obj]}.
+{"dict": [[key, value], ...]}, {"rng": seed}, {"new": [cls, args, attrs]},
+{"call": [fn, args, kwargs, obj]} or {"raised": "raised Type: message"} (a mistake's exception).
 
 This module needs only NumPy and the standard library and is copied verbatim into the helper.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .verdict import Raised
 from .worker.invoke import Call, New, Rng
 
 
@@ -30,8 +31,7 @@ def load(helper) -> tuple:
                      [(*data["mistakes"][name][index], value(outcome)) for index, outcome in c["mistakes"]])
                     for c in entries]
              for name, entries in data["cases"].items()}
-    properties = {name: [(p["description"], value(p["calls"]), p["not_reproducible"], p["ignores_rng"])
-                         for p in entries]
+    properties = {name: [(p["description"], value(p["calls"])) for p in entries]
                   for name, entries in data["properties"].items()}
     return cases, properties
 
@@ -49,6 +49,8 @@ def decode(value, arrays: dict):
         return arrays[body][()]
     if kind == "rng":
         return Rng(body)
+    if kind == "raised":
+        return Raised(body)
     items = decode(body, arrays)
     if kind == "tuple":
         return tuple(items)

@@ -82,9 +82,12 @@ def test_a_value_the_data_cannot_hold_is_refused_at_sync():
 
 @pytest.mark.parametrize("assignment", labs.assignments())
 def test_the_helper_is_code_and_reads_its_data_beside_it(tmp_path, assignment):
+    """One code for every lab (the rules in it are the hidden suite's own: autograder/verdict.py);
+    what differs is the data beside it."""
     helper = ROOT / "source" / assignment / labs.load(assignment).HELPER
     lines = helper.read_text().splitlines()
-    assert len(lines) < 600 and max(map(len, lines)) <= 130 and "np.array(" not in helper.read_text()
+    assert len(lines) < 700 and max(map(len, lines)) <= 130 and "np.array(" not in helper.read_text()
+    assert {(ROOT / "source" / a / labs.load(a).HELPER).read_text() for a in labs.assignments()} == {helper.read_text()}
     for suffix in (".py", ".json", ".npz"):
         shutil.copy(helper.with_suffix(suffix), tmp_path / helper.with_suffix(suffix).name)
     spec = importlib.util.spec_from_file_location("moved_helper", tmp_path / helper.name)

@@ -27,7 +27,9 @@ def assignments() -> list:
 
 
 def load(assignment: str):
-    """The lab's package: `ASSIGNMENT`, `suite`, `CASES` (visible checks), `HELPER` (file name)."""
+    """The lab's package: `ASSIGNMENT`, `suite`, `CASES` (visible cases: {name: [(description, call)]}),
+    `PROPERTIES` (optional: {name: [(description, [call per seed])]} of the parts that draw random
+    numbers), `HELPER` (the student helper's file name)."""
     if assignment not in packages():
         raise UnknownAssignment(f"unknown assignment {assignment!r}; known: {', '.join(packages())}")
     return importlib.import_module(f"{__name__}.{packages()[assignment]}")

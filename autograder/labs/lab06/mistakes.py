@@ -211,6 +211,15 @@ def unstable(logits, targets):
     return float((np.log(np.exp(logits).sum(axis=-1)) - _picked(logits, targets)).mean())
 
 
+@mistake("cross_entropy", "np.exp(u) overflows for logits near 1000 (and log Σ exp underflows near "
+         "-1000): subtract each row's maximum m first, log Σ exp(u) = m + log Σ exp(u - m)")
+def unstable_probabilities(logits, targets):
+    """The same idea through the probabilities: exp(u) / Σ exp(u), then its log (which is also
+    -inf where a probability underflows to 0)."""
+    probs = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+    return float(-np.log(_picked(probs, targets)).mean())
+
+
 @mistake("cross_entropy", "the row maxima are reduced without keeping their axis, so they broadcast "
          "against the vocabulary instead of the rows (a broadcast error when N != V)",
          fix="logits.max(axis=-1, keepdims=True)")

@@ -46,6 +46,8 @@ CASES = {
         ("N = 2, V = 4", C.cross_entropy(_r(2, 4), np.array([1, 3]))),
         ("uniform logits give ln 3", C.cross_entropy(np.zeros((2, 3)), np.array([0, 2]))),
         ("logits near 1000 (stability)", C.cross_entropy(np.array([[1000.0, 1001.0, 999.0]]), np.array([2]))),
+        ("a confident wrong prediction: the target's probability underflows to 0",
+         C.cross_entropy(np.array([[-700.0, 700.0, 0.0]]), np.array([0]))),    # no exp overflows
     ],
     "cross_entropy_backward": [
         ("N = 2, V = 4", C.cross_entropy_backward(_r(2, 4), np.array([1, 3]))),
@@ -106,4 +108,16 @@ CASES = {
         ("one row on one position, one split in two", C.attention_entropy(
             np.array([[[[1.0, 0.0], [0.5, 0.5]]]]))),
     ],
+}
+
+# A correct get_batch or sample_token can use its generator in many ways, so no fixed output is
+# right for every correct answer; what they share is that they draw only from the generator they
+# are given. The helper runs each property's calls (one seed each) under two global np.random
+# states: the results must agree between the two runs and not all be the same.
+_ALLOWED = np.arange(0, 50, 5)             # ten starts
+PROPERTIES = {
+    "get_batch": [("the same seed gives the same batch whatever the state of np.random; other seeds, other batches",
+                   [C.get_batch(np.arange(60) % 7, _ALLOWED, 6, 4, seed) for seed in range(4)])],
+    "sample_token": [("the same seed gives the same token whatever the state of np.random; other seeds, other tokens",
+                      [C.sample_token(np.zeros(10), seed) for seed in range(12)])],
 }

@@ -16,10 +16,11 @@ mistake = suite.mistake
 
 
 def _rotate(x, angles, sign=1.0):
-    """Pairs (2m, 2m+1) of x (..., N, w) turned by sign * angles (N, w/2)."""
+    """Pairs (2m, 2m+1) of x (..., N, w) turned by sign * angles (N, w/2), in x's dtype (as the
+    docstring asks: the mistakes are of the rotation, not of the precision)."""
     cos, sin = np.cos(angles), sign * np.sin(angles)
     even, odd = x[..., 0::2], x[..., 1::2]
-    out = np.empty(x.shape)
+    out = np.empty_like(x)
     out[..., 0::2] = even * cos - odd * sin
     out[..., 1::2] = even * sin + odd * cos
     return out
@@ -121,7 +122,7 @@ def rotate_half(x, positions, base=10000.0):
     angles = _angles(positions, x.shape[-1], base)
     first, second = x[..., :half], x[..., half:]
     return np.concatenate([first * np.cos(angles) - second * np.sin(angles),
-                           first * np.sin(angles) + second * np.cos(angles)], axis=-1)
+                           first * np.sin(angles) + second * np.cos(angles)], axis=-1).astype(x.dtype)
 
 
 @mistake("apply_rope", "the rows are rotated by their index 0, 1, ..., N-1, not by the given positions",
@@ -136,7 +137,7 @@ def index_not_position(x, positions, base=10000.0):
 def not_a_rotation(x, positions, base=10000.0):
     angles = _angles(positions, x.shape[-1], base)
     even, odd = x[..., 0::2], x[..., 1::2]
-    out = np.empty(x.shape)
+    out = np.empty_like(x)
     out[..., 0::2] = even * np.cos(angles) - odd * np.sin(angles)
     out[..., 1::2] = odd * np.cos(angles) - even * np.sin(angles)
     return out
@@ -160,7 +161,7 @@ def base_ignored_in_rotation(x, positions, base=10000.0):
          fix="read even and odd from x and write both outputs into a new array (np.empty_like(x))")
 def overwritten_pair(x, positions, base=10000.0):
     angles = _angles(positions, x.shape[-1], base)
-    out = np.array(x, dtype=float)
+    out = np.array(x)
     out[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
     out[..., 1::2] = out[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
     return out

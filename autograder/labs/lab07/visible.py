@@ -95,3 +95,10 @@ CASES = {
                       [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]]))),
     ],
 }
+
+# Dropout in training has no single right mask: what every correct one shares is that it draws
+# only from the generator it is given (see lab06's visible.py).
+PROPERTIES = {
+    "dropout": [("in training, the same seed gives the same mask whatever the state of np.random; other seeds, "
+                 "other masks", [C.dropout(np.ones((4, 6)), 0.5, seed) for seed in range(4)])],
+}
