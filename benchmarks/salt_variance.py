@@ -27,7 +27,7 @@ LABS = ["lab05_transformers", "lab06_training"]
 def scores(job) -> tuple:
     """(scores per student, the failed checks per distinct score) of one answer."""
     assignment, answer, students = job
-    results = [grade(assignment, answer, student_salt(assignment, s, answer)) for s in students]
+    results = [grade(assignment, answer, student_salt(assignment, s, answer.code)) for s in students]
     failed = {r.score: tuple(c.title for c in r.checks if c.status != "passed") for r in results}
     return [r.score for r in results], failed
 

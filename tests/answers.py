@@ -53,8 +53,9 @@ def namespace(assignment: str, *cells: str) -> dict:
     return ns
 
 
-def student_salt(assignment: str, student: str, answer: Answer) -> bytes:
-    return secret.salt(SECRET, assignment, student, answer.code.encode())
+def student_salt(assignment: str, student: str, code: str) -> bytes:
+    """The salt of a submission by `student` whose notebook is the cell `code`."""
+    return secret.salt(SECRET, assignment, student, code.encode())
 
 
 def grade(assignment: str, answer: Answer, salt: bytes = b"", part: str | None = None) -> PartResult:

@@ -205,9 +205,10 @@ def _(t):
 def _(t):
     """Position t of x must predict token t + 1: y[b] = stream[s + 1 : s + N + 1]. A target that
     does not follow its input teaches the model nothing. The starts are any positions here, not
-    only those of a '.': a y whose last token is a '.' (0) is not x rolled by one then."""
+    only those of a '.': a y whose last token is a '.' (0) is not x rolled by one then; never 0,
+    so that windows one token early are still windows (the next check judges where they begin)."""
     stream, _ = batch_case(t)
-    starts = np.sort(t.rng.choice(len(stream) - BLOCK, size=20, replace=False))
+    starts = 1 + np.sort(t.rng.choice(len(stream) - BLOCK - 1, size=20, replace=False))
     x, y = batch(t, C.get_batch(stream, starts, 8, BLOCK, 11))
     for b, positions in enumerate(window_positions(t, stream, x)):
         if not any(np.array_equal(y[b], stream[p + 1:p + BLOCK + 1]) for p in positions):
@@ -304,7 +305,33 @@ def _(t):
 # ------------------------------------------------------------------------------ cross_entropy
 
 def ce_case(t, *batch_shape, vocab=27, scale=2.0):
-    return t.normal(*batch_shape, vocab, scale=scale), t.rng.integers(0, vocab, size=batch_shape)
+    """Logits and targets; the last id, vocab - 1, is always a target, so that code indexing
+    the wrong axis with them (of fewer than vocab entries) fails for every student, and with
+    more than one position so is 0, so that code applying every target to every row does too."""
+    targets = t.rng.integers(0, vocab, size=batch_shape)
+    targets.flat[t.rng.permutation(targets.size)[:2]] = [vocab - 1, 0][:targets.size]
+    return t.normal(*batch_shape, vocab, scale=scale), targets
+
+
+def between_float32(logits, targets):
+    """`logits` with the first position's target logit moved (by far less than 1e-6) so that the
+    loss lies halfway between two float32 numbers: every float32 number is then at least 3e-8
+    of the loss away from it, three times the tolerance, so a loss computed in float32 fails
+    for every student (nearer a float32 number, it passed or failed with the draw)."""
+    logits, first = logits.copy(), (0,) * targets.ndim
+    target = targets[first]
+    for _ in range(3):      # Newton steps: dloss/dlogit = (p - 1) / positions
+        loss = reference.cross_entropy(logits, targets)
+        below = np.float32(loss) if np.float32(loss) <= loss else np.nextafter(np.float32(loss), np.float32(0))
+        halfway = (float(below) + float(np.nextafter(below, np.float32(np.inf)))) / 2
+        p = reference.softmax(logits[first])[target]
+        logits[first + (target,)] -= (halfway - loss) * targets.size / (1.0 - p)
+    return logits
+
+
+def loss_case(t, *batch_shape, vocab=27):
+    logits, targets = ce_case(t, *batch_shape, vocab=vocab)
+    return between_float32(logits, targets), targets
 
 
 @check("cross_entropy", "returns one float", 0.5, tol=None)
@@ -317,8 +344,10 @@ def _(t):
 
 @check("cross_entropy", "matches the reference on (N, V) logits", 2)
 def _(t):
-    """The mean over positions of log sum_v exp(u_v) - u_target."""
-    t.expect_match(C.cross_entropy(*ce_case(t, 7)))
+    """The mean over positions of log sum_v exp(u_v) - u_target. Here and in the other checks
+    of random logits the loss lies halfway between two float32 numbers: a loss computed in
+    float32 misses it by at least 3e-8 of it, three times the tolerance, whatever the draw."""
+    t.expect_match(C.cross_entropy(*loss_case(t, 7)))
 
 
 @check("cross_entropy", "uniform logits give ln V", 1)
@@ -332,7 +361,8 @@ def _(t):
 def _(t):
     """np.exp(1000) overflows and np.exp(-1000) underflows: subtract each row's maximum."""
     logits, targets = ce_case(t, 4, vocab=9)
-    t.expect_match(C.cross_entropy(logits + np.array([[1000.0], [-1000.0], [1000.0], [-1000.0]]), targets))
+    logits += np.array([[1000.0], [-1000.0], [1000.0], [-1000.0]])
+    t.expect_match(C.cross_entropy(between_float32(logits, targets), targets))
 
 
 @check("cross_entropy", "a confident wrong prediction: the target's probability underflows", 1)
@@ -341,13 +371,13 @@ def _(t):
     log(softmax) gives inf; log-sum-exp gives the true loss, about 800."""
     logits, targets = ce_case(t, 3, vocab=8)
     logits[0, targets[0]] -= 800.0
-    t.expect_match(C.cross_entropy(logits, targets))
+    t.expect_match(C.cross_entropy(between_float32(logits, targets), targets))
 
 
 @check("cross_entropy", "a (B, N, V) batch: the mean over all BN positions", 1.5)
 def _(t):
     """Training calls it on (B, N, V) logits and (B, N) targets."""
-    t.expect_match(C.cross_entropy(*ce_case(t, 3, 5, vocab=7)))
+    t.expect_match(C.cross_entropy(*loss_case(t, 3, 5, vocab=7)))
 
 
 @check("cross_entropy", "accepts float32 logits", 0.5, tol=FLOAT32,
@@ -361,8 +391,7 @@ def _(t):
        needs='matches the reference on (N, V) logits')
 def _(t):
     """`logits -= logits.max(...)` changes the caller's logits, which backward uses next."""
-    logits, targets = ce_case(t, 5, vocab=6)
-    t.expect_inputs_unchanged(C.cross_entropy(logits + 3.0, targets))
+    t.expect_inputs_unchanged(C.cross_entropy(*loss_case(t, 5, vocab=6)))
 
 
 # --------------------------------------------------------------------- cross_entropy_backward
@@ -790,7 +819,7 @@ def _(t):
     exactly that, whatever the rest of the step does: for a matrix and for a vector (the caller
     chooses which parameters are decayed, the function decays what it is given)."""
     for shape in ((4, 3), (5,)):
-        p, g = t.normal(*shape), t.normal(*shape)
+        p, g = away_from_zero(t, *shape, floor=1.0), t.normal(*shape)
         m, v = moments(t, *shape)
         decayed = C.adamw_update(p, g, m, v, 3, 0.05, weight_decay=0.2)
         with t.needs_right_result():
