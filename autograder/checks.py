@@ -535,7 +535,9 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
     """`mistake` reproduces every result of the failed check and differs from the reference on
     one of them. On the other checks it reproduces every value the student returned, except
     where the student passed and the mistake gives the reference's result too (a draw made
-    another way) or where the student's code raised (a second mistake may raise first)."""
+    another way) or where both raised, another exception (a second mistake may raise first).
+    Where the student's code raised and the mistake returns a value, the mistake is not what
+    the student made (an index out of range on one axis is not one on another)."""
     differs = False
     for call, got in failed.observed:
         wrong = _mistake_result(suite, mistake, call, outputs)
@@ -550,7 +552,7 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
             continue
         for call, got in trial.observed:
             wrong = _mistake_result(suite, mistake, call, outputs)
-            if isinstance(got, Raised) or _same(got, wrong, trial.check.tol):
+            if isinstance(got, Raised) and isinstance(wrong, BaseException) or _same(got, wrong, trial.check.tol):
                 continue
             if result.status != "passed" or isinstance(wrong, BaseException) or not close(
                     wrong, trial.reference(call), *_tolerances(trial.check.tol)):

@@ -130,6 +130,13 @@ WRONG = [
             weights = softmax(scores)
             output = weights @ V
     '''),
+    wrong(PART, "full_weights_cut_and_renormalised", "renormalised_after_softmax", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n = len(Q)
+            weights = softmax(Q @ K.T / np.sqrt(K.shape[1])) * np.tri(n)
+            weights /= weights.sum(axis=1, keepdims=True)
+            return weights @ V, weights
+    '''),
 ]
 
 CORRECT = [
