@@ -196,6 +196,14 @@ class Suite:
             return impl
         return register
 
+    def recognised(self, part: str, key: str, message: str, fix: str = "") -> Mistake:
+        """Register a mistake of `part` that one of its checks recognises itself (raising
+        CheckFailed with it as the cause) rather than by reproducing the student's results: one
+        whose results depend on the student's own random draws, or on the type returned."""
+        mistake = Mistake(part, key, message, None, fix)
+        self.parts[part].mistakes.append(mistake)
+        return mistake
+
     def earlier(self, part: str) -> list:
         names = list(self.parts)
         return names[:names.index(part)]
@@ -526,7 +534,7 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
         if all(got is None for _, got in trial.observed):
             result.diagnosis, result.fix = NO_RETURN.message, NO_RETURN.fix
             continue
-        named = [m for m in part.mistakes if explains(suite, m, trial, trials, outputs)]
+        named = [m for m in part.mistakes if m.impl and explains(suite, m, trial, trials, outputs)]
         if len({m.message for m in named}) == 1:    # two that say different things: neither
             result.diagnosis, result.fix = named[0].message, named[0].fix
 

@@ -193,6 +193,8 @@ def _mistake_outputs(suite, name, call, expected) -> list:
     from the expected one; an exception is recorded as ("raises", type, message)."""
     outputs = []
     for index, mistake in enumerate(suite.parts[name].mistakes):
+        if mistake.impl is None:    # recognised by a hidden check, not by its results
+            continue
         try:
             with np.errstate(all="ignore"):
                 wrong = execute(call, suite.namespace_with(mistake))[0]

@@ -95,7 +95,7 @@ WRONG = [(bank, m) for bank in BANKS for m in bank.wrong]
 NAMED = [(bank, m) for bank, m in WRONG if m.diagnosis]
 CORRECT = [(bank, m) for bank in BANKS for m in bank.correct]
 MIN_DIAGNOSED = 0.9     # of the wrong mutants, and correctly of those diagnosed
-MISTAKES = [(bank, m) for bank in BANKS for p in bank.suite.parts.values() for m in p.mistakes]
+MISTAKES = [(bank, m) for bank in BANKS for p in bank.suite.parts.values() for m in p.mistakes if m.impl]
 PARTS = [(bank, name) for bank in BANKS for name in bank.suite.parts]
 
 

@@ -159,12 +159,28 @@ def batch_case(t, n_names=30, block_size=BLOCK):
     return stream, C.window_starts(stream, starts, block_size)
 
 
+# Mistakes of get_batch that its checks recognise themselves: the draws are the student's own.
+TARGETS_SHORT = suite.recognised(
+    "get_batch", "targets_short", "y holds N - 1 tokens: its slice ends at s + N, one short; "
+    "y = stream[s + 1 : s + N + 1] is x's window moved one token along",
+    "y = stream[s + 1 : s + block_size + 1]")
+WITHOUT_REPLACEMENT = suite.recognised(
+    "get_batch", "without_replacement", "the starts are drawn without replacement (a permutation, or "
+    "replace=False), so two rows of a batch never share a start: each row draws its own start from "
+    "all of them, with replacement",
+    "rng.choice(starts, size=batch_size) (replace=True is the default)")
+
+
 def batch(t, call, kinds="iuf"):
     """The student's (x, y) for `call`: two arrays of shape (B, T) whose dtype kind is in `kinds`,
     or a failure. Only the first check asks for integers: the others judge the windows, and
     token ids held as floats are still windows of the stream."""
     got = t.student(call)
-    t.expect_arrays(got, [call.args[2:4]] * 2, kinds=kinds)
+    shape = call.args[2:4]
+    if isinstance(got, tuple) and len(got) == 2 and np.shape(got[0]) == shape and \
+            np.shape(got[1]) == (shape[0], shape[1] - 1):
+        t.fail(f"{call.describe()}: y has shape {np.shape(got[1])}; expected {shape}", cause=TARGETS_SHORT)
+    t.expect_arrays(got, [shape] * 2, kinds=kinds)
     return got
 
 
@@ -266,7 +282,7 @@ def _(t):
     if len(drawn) > 1 and not 5 <= shared <= PAIRS - 5:    # one start only: another check's business
         t.fail(f"from 2 starts, the 2 rows of a batch began at the same start in {shared} of {PAIRS} batches "
                f"(about {PAIRS // 2} expected): draw each row's start independently, with replacement, e.g. "
-               "rng.choice(starts, size=batch_size)")
+               "rng.choice(starts, size=batch_size)", cause=WITHOUT_REPLACEMENT if shared == 0 else None)
 
 
 @check("get_batch", "every start can be drawn, the first and the last too", 0.5, tol=None,
@@ -633,10 +649,13 @@ def _(t):
 @check("layer_norm_backward", "accepts float32 inputs", 1, tol=FLOAT32,
        needs='a (B, N, d) input: all three gradients')
 def _(t):
-    """The model trains in float32. The rows are centred near 0 here: on a row whose mean dwarfs
-    its spread, a variance computed as E[x²] - E[x]² cancels in float32, so the result would
+    """The model trains in float32. The rows have mean 0 and variance 4 here: on a row whose mean
+    dwarfs its spread, a variance computed as E[x²] - E[x]² cancels in float32, and on a row of
+    small variance eps moves the result by more than this check's tolerance, so either would
     depend on the hidden inputs rather than on the code being right."""
-    t.expect_float32_close(C.layer_norm_backward, t.normal(2, 3, 6), 2.0 * t.normal(2, 3, 6), 1.0 + 0.8 * t.normal(6))
+    z = t.normal(2, 3, 6)
+    x = 2.0 * (z - z.mean(-1, keepdims=True)) / z.std(-1, keepdims=True)
+    t.expect_float32_close(C.layer_norm_backward, t.normal(2, 3, 6), x, 1.0 + 0.8 * t.normal(6))
 
 
 @check("layer_norm_backward", "does not modify dy, x or gamma", 1, tol=None,
