@@ -997,7 +997,7 @@ def top_k_or_top_p(logits, temperature=1.0, top_k=None, top_p=None):
     return R.next_token_probs(logits, temperature, top_k, None if top_k is not None else top_p)
 
 
-@mistake('next_token_probs', 'np.argsort sorts in ascending order, so the first k are the k least likely tokens',
+@mistake('next_token_probs', 'the k tokens kept are the k least likely: np.argsort (like np.argpartition) puts the smallest first',
          fix='np.argsort(-probs)[:k]')
 def top_k_least_likely(logits, temperature=1.0, top_k=None, top_p=None):
     return _probs(logits, temperature, top_k, top_p, top_k_rule=lambda p, k: np.argsort(p)[:k])
