@@ -345,8 +345,10 @@ def _first_difference(mine: list, theirs: list, calls: list, key: str) -> str:
 class Finding:
     candidate: Candidate
     lost: float
+    differs: bool           # its results differ from the reference's on other salts' hidden calls
     named: tuple            # the catalogue keys named
     wrong_names: tuple      # named keys whose results differ from the candidate's on other inputs
+                            # (those a check recognises itself have no results: a person judges them)
 
 
 def survey(assignment: str, parts=None, salt: bytes = b"survey") -> dict:
@@ -362,6 +364,7 @@ def survey(assignment: str, parts=None, salt: bytes = b"survey") -> dict:
         for m in suite.parts[part].mistakes:
             catalogue.setdefault(m.message, []).append(m)
         findings, signatures = [], []
+        reference = outcomes(namespace(assignment), there)
         for candidate in candidates(assignment, [part]):
             try:
                 ns = namespace(assignment, candidate.code)
@@ -371,10 +374,12 @@ def survey(assignment: str, parts=None, salt: bytes = b"survey") -> dict:
             named = {c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis in catalogue}
             mine = outcomes(ns, there)
             wrong = tuple(_first_difference(mine, [outcomes(suite.namespace_with(m), there) for m in catalogue[message]],
-                                            there, catalogue[message][0].key) for message in named)
+                                            there, catalogue[message][0].key)
+                          for message in named if all(m.impl for m in catalogue[message]))
             wrong = tuple(w for w in wrong if w)
             named = tuple(catalogue[message][0].key for message in named)
-            findings.append(Finding(candidate, result.max_score - result.score, named, wrong))
+            findings.append(Finding(candidate, result.max_score - result.score, not same(mine, reference, there),
+                                    named, wrong))
             signatures.append((outcomes(ns, here), mine))
         confusions = [(i, j) for i in range(len(findings)) for j in range(i)
                       if findings[i].lost and findings[j].lost
@@ -388,12 +393,14 @@ def main() -> None:
     for part, (findings, confusions) in survey(assignment, parts).items():
         caught = [f for f in findings if f.lost]
         named = [f for f in caught if f.named]
-        print(f"\n== {part}: {len(findings)} candidates, {len(caught)} lose points, {len(named)} named, "
-              f"{sum(bool(f.wrong_names) for f in findings)} named wrongly, {len(confusions)} confusions")
+        escapes = [f for f in findings if f.differs and not f.lost]
+        print(f"\n== {part}: {len(findings)} candidates, {len(caught)} lose points, {len(escapes)} escape, "
+              f"{len(named)} named, {sum(bool(f.wrong_names) for f in findings)} named wrongly, "
+              f"{len(confusions)} confusions")
         for f in findings:
-            tag = ("ESCAPES" if not f.lost else f"WRONG NAME {f.wrong_names}" if f.wrong_names
+            tag = ("ESCAPES" if not f.lost and f.differs else "equivalent" if not f.lost else f"WRONG NAME {f.wrong_names}" if f.wrong_names
                    else f"named {f.named}" if f.named else "unnamed")
-            if tag.startswith("named"):
+            if tag.startswith(("named", "equivalent")):
                 continue
             body = f.candidate.code.split("\n")
             print(f"  [{f.candidate.operator}#{f.candidate.site}] {tag} (-{f.lost:g})")
