@@ -232,6 +232,15 @@ class Suite:
                 raise ValueError(f"{self.lab}/{part.name}: checks give {total} points, part has {part.points}")
 
 
+def halfway_float32(x: np.ndarray) -> np.ndarray:
+    """`x` moved (by less than a float32 step) to halfway between its two nearest float32
+    numbers: a float32 result that passes it through misses it by half a step, at least 3e-8 of
+    it, three times FLOAT64's rtol, whatever the draw (nearer a float32 number, it may not)."""
+    nearest = x.astype(np.float32)
+    below = np.where(nearest > x, np.nextafter(nearest, np.float32(-np.inf)), nearest)
+    return (below.astype(float) + np.nextafter(below, np.float32(np.inf)).astype(float)) / 2
+
+
 def float32_numbers(value) -> bool:
     """A float array of float32 numbers: float32 itself, or float32 values stored wider."""
     if not isinstance(value, np.ndarray) or value.dtype.kind != "f":

@@ -8,7 +8,7 @@ bytes) and lists every answer whose part score differs between them, and every c
 that is not at full marks on some salt.
 
     python benchmarks/salt_variance.py [--lab lab06_training] [--students 16]
-                                       [--banks mutants bank_a] [--heldout /work/heldout]
+                                       [--banks mutants derived bank_a] [--heldout /work/heldout]
 """
 import argparse
 import sys
@@ -17,7 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-from answers import STUDENTS, grade, heldout_answers, mutant_answers, student_salt  # noqa: E402
+import mutations  # noqa: E402
+from answers import STUDENTS, Answer, grade, heldout_answers, mutant_answers, student_salt  # noqa: E402
 
 from autograder import labs  # noqa: E402
 
@@ -33,8 +34,12 @@ def scores(job) -> tuple:
 
 
 def bank(assignment: str, name: str, heldout: Path) -> list:
+    """The answers of the mutant bank, of the mistakes derived from the reference
+    (tests/mutations.py), or of a held-out bank."""
     if name == "mutants":
         return mutant_answers(assignment)
+    if name == "derived":
+        return [Answer(c.part, f"{c.operator}#{c.site}", c.code, False) for c in mutations.candidates(assignment)]
     return heldout_answers(heldout / assignment / f"{name}.py")
 
 

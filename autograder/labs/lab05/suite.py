@@ -5,7 +5,7 @@ sees the same hidden inputs. Expected values come from the reference in float64.
 """
 import numpy as np
 
-from ...checks import FLOAT32, ROUNDING, Suite, float32_numbers
+from ...checks import FLOAT32, ROUNDING, Suite, float32_numbers, halfway_float32
 from ...compare import kind, mismatch
 from . import calls as C
 from . import reference
@@ -127,8 +127,8 @@ def _(t):
 
 # --------------------------------------------------------------- scaled_dot_product_attention
 
-def qkv(t, n, d_k, d_v, scale=1.0):
-    return t.normal(n, d_k, scale=scale), t.normal(n, d_k, scale=scale), t.normal(n, d_v)
+def qkv(t, n, d_k, d_v):
+    return t.normal(n, d_k), t.normal(n, d_k), t.normal(n, d_v)
 
 
 def with_score(Q, K, i, j, value):
@@ -170,8 +170,10 @@ def _(t):
 
 @check("scaled_dot_product_attention", "a sequence of length 1", 1)
 def _(t):
-    """One token attends only to itself: weight 1, output = its value."""
-    t.expect_match(C.attention(*qkv(t, 1, 4, 3)))
+    """One token attends only to itself: weight 1, output = its value (halfway between two
+    float32 numbers, so that an output computed in float32 misses it whatever the draw)."""
+    Q, K, V = qkv(t, 1, 4, 3)
+    t.expect_match(C.attention(Q, K, halfway_float32(V)))
 
 
 def with_scores(t, S, d_k):
@@ -268,19 +270,22 @@ def _(t):
 
 @check("causal_attention", "a sequence of length 1", 0.5)
 def _(t):
-    """A single token: its one weight is 1."""
-    t.expect_match(causal(*qkv(t, 1, 4, 2)))
+    """A single token: its one weight is 1 (its value halfway between two float32 numbers, so
+    that an output computed in float32 misses it whatever the draw)."""
+    Q, K, V = qkv(t, 1, 4, 2)
+    t.expect_match(causal(Q, K, halfway_float32(V)))
 
 
 @check("causal_attention", "masked entries stay zero for large scores", 1)
 def _(t):
-    """With scores of a few hundred, a finite mask such as -100 lets the future leak in. In the
-    second case position 0's only allowed score, its own, is -5000 and its scores on the future
-    are 0 whatever the draw (the later keys are orthogonal to its own): a mask that leaves them
-    above -5000 (-100, -1000, set or added) outweighs it; -1e4 or lower does not."""
-    Q, K, V = qkv(t, 6, 4, 4, scale=10.0)
+    """Position 0's only allowed score, its own, is -5000 and its scores on the future are 0
+    whatever the draw (the later keys are orthogonal to its own): a mask that leaves them above
+    -5000 (-100, -1000, set or added, or a 0/1 mask multiplied in) outweighs it; -1e4 or lower
+    does not. The other scores are moderate, so every other mistake shows as in the value checks
+    (with scores of a few hundred, a wrong scale passed or failed with the draw)."""
+    Q, K, V = qkv(t, 6, 4, 4)
     K[1:] -= np.outer(K[1:] @ K[0], K[0]) / (K[0] @ K[0])
-    t.expect_matches([causal(*qkv(t, 6, 4, 4, scale=10.0)), causal(with_score(Q, K, 0, 0, -5000.0), K, V)])
+    t.expect_match(causal(with_score(Q, K, 0, 0, -5000.0), K, V))
 
 
 @check("causal_attention", "stable for scores in the thousands", 0.5)
