@@ -1047,8 +1047,9 @@ def _(t):
 @check("next_token_probs", "does not modify the logits", 0.5, tol=None,
        needs="top-k keeps the k most likely, renormalised")
 def _(t):
-    """`logits /= temperature` changes the caller's logits."""
-    t.expect_inputs_unchanged(C.next_token_probs(t.normal(6, scale=2.0), temperature=0.7, top_k=4))
+    """`logits /= temperature` changes the caller's logits. Twenty tokens kept: probabilities
+    computed in float32 are not right on every one of them (with four, they were on some draws)."""
+    t.expect_inputs_unchanged(C.next_token_probs(t.normal(27, scale=2.0), temperature=0.7, top_k=20))
 
 
 # ------------------------------------------------------------------------------- sample_token
@@ -1163,8 +1164,9 @@ def _(t):
 @check("attention_entropy", "does not modify the weights", 0.25, tol=None,
        needs='softmax weights with exact zeros above the diagonal')
 def _(t):
-    """`weights[weights == 0] = 1` changes the caller's attention maps."""
-    t.expect_inputs_unchanged(C.attention_entropy(softmax_weights(t, 1, 2, 4)))
+    """`weights[weights == 0] = 1` changes the caller's attention maps. Eight heads: a result
+    computed in float32 is not right on every one of them (with two, it was on some draws)."""
+    t.expect_inputs_unchanged(C.attention_entropy(softmax_weights(t, 1, 8, 4)))
 
 
 suite.validate()
