@@ -180,42 +180,37 @@ def _sites(tree, operator) -> int:
     return counter.seen
 
 
-def _swap_args(tree, notebook_names) -> list:
-    """Variants with the first two arguments of a call to a notebook function swapped."""
+def _each_site(tree, selected, rewrite) -> list:
+    """One variant of `tree` per node that `selected` accepts, that node changed by `rewrite`
+    (which edits it in place, or returns a node to put in its place within a statement list)."""
     out = []
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-             and n.func.id in notebook_names and len(n.args) >= 2]
-    for i in range(len(calls)):
+    for i in range(sum(map(selected, ast.walk(tree)))):
         new = copy.deepcopy(tree)
-        call = [n for n in ast.walk(new) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                and n.func.id in notebook_names and len(n.args) >= 2][i]
-        call.args[0], call.args[1] = call.args[1], call.args[0]
+        node = [n for n in ast.walk(new) if selected(n)][i]
+        replacement = rewrite(node)
+        if replacement is not None:
+            for parent in ast.walk(new):
+                for value in ast.iter_fields(parent):
+                    if isinstance(value[1], list) and node in value[1]:
+                        value[1][value[1].index(node)] = replacement
         out.append(new)
     return out
+
+
+def _swap_args(tree, notebook_names) -> list:
+    """Variants with the first two arguments of a call to a notebook function swapped."""
+    def swap(call):
+        call.args[0], call.args[1] = call.args[1], call.args[0]
+    return _each_site(tree, lambda n: isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                      and n.func.id in notebook_names and len(n.args) >= 2, swap)
 
 
 def _in_place(tree) -> list:
     """Variants with one `x = x op y` written `x op= y`."""
-    out = []
-    sites = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
-             and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.BinOp)
-             and isinstance(n.value.left, ast.Name) and n.value.left.id == n.targets[0].id]
-    for i in range(len(sites)):
-        new = copy.deepcopy(tree)
-        body = [n for n in ast.walk(new) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.BinOp)
-                and isinstance(n.value.left, ast.Name) and n.value.left.id == n.targets[0].id][i]
-        aug = ast.AugAssign(body.targets[0], body.value.op, body.value.right)
-        _replace(new, body, aug)
-        out.append(new)
-    return out
-
-
-def _replace(tree, old, new) -> None:
-    for parent in ast.walk(tree):
-        for name, value in ast.iter_fields(parent):
-            if isinstance(value, list) and old in value:
-                value[value.index(old)] = new
+    return _each_site(tree, lambda n: isinstance(n, ast.Assign) and len(n.targets) == 1
+                      and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.BinOp)
+                      and isinstance(n.value.left, ast.Name) and n.value.left.id == n.targets[0].id,
+                      lambda n: ast.AugAssign(n.targets[0], n.value.op, n.value.right))
 
 
 def _in_float32(function: ast.FunctionDef) -> ast.FunctionDef:
