@@ -20,9 +20,12 @@ c.GenerateSolution.preprocessors = [
 # `attnlab grade --zip-collect` runs `nbgrader zip_collect` on an LMS download placed in
 # downloaded/<assignment>/archive/. Only the LMS's own top-level file names give student ids
 # (archives that students uploaded are never opened); ids are checked and mapped through
-# c.AttnLab.lms_ids. This pattern reads Canvas's file names,
-# <name>_[LATE_]<student id>_<submission id>_<original name>.ipynb; adapt it to your LMS. A file
-# the LMS marks LATE counts as submitted one second after the gradebook's due date.
+# c.AttnLab.lms_ids (an id in neither lms_ids nor the gradebook is named with the closest known
+# ids; c.AttnLab.lms_unknown_ids = "skip" skips it). This pattern reads Canvas's file names,
+# <name>_[LATE_]<student id>_<submission id>_<original name>.ipynb; adapt it to your LMS. Canvas's
+# names carry no time: a file marked LATE shows "late, time unknown" until its time is put in its
+# timestamp.txt. A pattern with a (?P<timestamp>...) group (Blackboard's names carry the time)
+# gives nbgrader the submission time, and lateness is judged as for the exchange.
 c.ExchangeFactory.collect = "autograder.nbgrader_plugins.SafeCollect"   # links kept as links, odd ids skipped
 c.ZipCollectApp.extractor_plugin = "autograder.nbgrader_plugins.LmsExtractor"
 c.ZipCollectApp.collector_plugin = "autograder.nbgrader_plugins.LmsCollector"
@@ -60,3 +63,5 @@ c.AttnLab.submission_timeout = 20.0              # seconds per submission in all
 c.AttnLab.memory = 2048                          # MiB for the student's process
 c.AttnLab.gradescope_details = "after_due_date"  # when Gradescope shows hidden checks' details
 c.AttnLab.lms_ids = {}                           # LMS user id -> student id, for --zip-collect
+c.AttnLab.lms_unknown_ids = "warn"               # an id in neither lms_ids nor the gradebook: "warn" or "skip"
+c.AttnLab.gradescope_visibility = "visible"      # when Gradescope shows the whole result

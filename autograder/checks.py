@@ -24,7 +24,11 @@ from typing import Callable
 
 import numpy as np
 
+from . import verdict
 from .compare import close, kind, mismatch
+from .outcome import CheckResult, PartResult
+from .runners import PartAborted, StudentError
+from .verdict import CheckFailed, Raised
 from .worker.invoke import Call, execute, inputs
 from .worker.protocol import encode
 
@@ -38,12 +42,7 @@ class Tolerance:
         return f"rtol={self.rtol:g}, atol={self.atol:g}"
 
 
-# float64 inputs, float64 reference. Correct float64 computations differ by far less on the
-# hidden inputs (75 written to round differently: 1e-10 relative, 2e-11 absolute at most; a suite
-# states a looser tolerance where a sound formula loses more), while a result computed in float32
-# is off by up to 6e-8: it fails on every hidden input, not on some (at 1e-6 it depended on the
-# student's salt).
-FLOAT64 = Tolerance(rtol=1e-8, atol=1e-10)
+FLOAT64 = Tolerance(**verdict.TOL)       # the default, the visible checks' too
 SINGLE_RTOL = 4 * float(np.finfo(np.float32).eps)   # a float32 result where no input asked for float64
 FLOAT32 = Tolerance(rtol=1e-4, atol=1e-5)   # float32 inputs, float64 reference
 # A result from inputs in another dtype (float32) may be off by this many times the largest error
@@ -53,33 +52,8 @@ ROUNDING = 8
 EXACT = Tolerance(rtol=0.0, atol=1e-12)     # values that must be exactly zero or unchanged
 
 
-class CheckFailed(Exception):
-    """The student's code ran but the check's expectation does not hold. `cause` is a mistake
-    that the check itself recognises (such as an input modified in place). A `firm` failure was
-    shown against the reference or the required form (a value, a type, a shape, an exception, a
-    recognised mistake) and stands whatever the student's other results hold; any other failure
-    may rest on comparing the student's own results with each other, which NaN defeats."""
-
-    def __init__(self, message: str, cause: "Mistake | None" = None, firm: bool = False):
-        super().__init__(message)
-        self.cause = cause
-        self.firm = firm or cause is not None
-
-
 class NotCredited(Exception):
     """A property check's property holds, but the result it was observed on is wrong."""
-
-
-class StudentError(Exception):
-    """The student's code raised, or its result cannot be read."""
-
-
-class PartAborted(Exception):
-    """The part cannot go on: a timeout, a crash or a limit of the worker."""
-
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass
@@ -102,19 +76,9 @@ class Mistake:
     fix: str = ""               # tier 2: the exact fix
 
 
-IN_PLACE = Mistake("*", "in_place", "the function writes into an array it was given (an augmented "
-                   "assignment such as -= or /=, or an assignment into a slice of an argument), so "
-                   "the caller's array changes too", None,
-                   "compute into a new array: write z = z - m instead of z -= m, or work on z.copy()")
-FOREIGN_RNG = Mistake("*", "foreign_rng", "the random draws do not come from the generator passed "
-                      "in as `rng` (np.random, or a generator made inside the function), so the same "
-                      "seed does not give the same result", None,
-                      "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
-SEED_IGNORED = Mistake("*", "seed_ignored", "the result does not depend on the generator passed in as "
-                       "`rng`: nothing random is drawn from it (or what is drawn is not used), or a "
-                       "generator with a fixed seed of its own is made inside the function, so every "
-                       "seed gives the same result", None,
-                       "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
+IN_PLACE = Mistake("*", "in_place", *verdict.IN_PLACE[:1], None, verdict.IN_PLACE[1])
+FOREIGN_RNG = Mistake("*", "foreign_rng", *verdict.FOREIGN_RNG[:1], None, verdict.FOREIGN_RNG[1])
+SEED_IGNORED = Mistake("*", "seed_ignored", *verdict.SEED_IGNORED[:1], None, verdict.SEED_IGNORED[1])
 NO_RETURN = Mistake("*", "no_return", "the function returns None: a return statement is missing (or "
                     "it returns the result of an in-place method such as list.sort)", None,
                     "end the function with return followed by the result")
@@ -127,34 +91,6 @@ class Part:
     points: float
     checks: list = field(default_factory=list)
     mistakes: list = field(default_factory=list)
-
-
-@dataclass
-class CheckResult:
-    part: str
-    title: str
-    score: float
-    max_score: float
-    status: str                 # passed, failed, not credited, not run
-    message: str = ""
-    diagnosis: str = ""         # tier 1 hint
-    tolerance: str = ""
-    fix: str = ""               # tier 2 hint
-
-
-@dataclass
-class PartResult:
-    name: str
-    checks: list
-    status: str = "graded"      # graded, timeout, crashed, limit
-
-    @property
-    def score(self) -> float:
-        return sum(c.score for c in self.checks)
-
-    @property
-    def max_score(self) -> float:
-        return sum(c.max_score for c in self.checks)
 
 
 # Trial methods that raise NotCredited: a check that calls one says in `needs` which check to fix.
@@ -255,7 +191,7 @@ class Trial:
     expectations every lab's suite shares (`expect_*`), which fail the check with one line.
 
     The generator's seed mixes the check's identity with `salt`, a per-submission secret
-    (see `secrets.salt`): each student gets other hidden inputs, and a regrade the same ones.
+    (see `secret.submission_salt`): each student gets other hidden inputs, and a regrade the same ones.
     """
 
     def __init__(self, suite: Suite, check: Check, runner, salt: bytes = b""):
@@ -370,10 +306,9 @@ class Trial:
         result only: code that computes nothing earns nothing for leaving its inputs alone."""
         with self.needs_right_result():     # code that raises has no result to credit
             got, given = self.student_with_inputs(call)
-        for original, after in zip(inputs(call), given):
-            if after.shape != original.shape or not np.array_equal(after, original, equal_nan=True):
-                raise CheckFailed(f"{call.describe()} modified an input array of shape "
-                                  f"{original.shape} in place", cause=IN_PLACE)
+        problem = verdict.modified_input(call, given)
+        if problem:
+            raise CheckFailed(f"{call.describe()}: {problem}", cause=IN_PLACE)
         self.credit_if_right(call, got)
 
     def expect_same_as(self, call: Call, base: Call) -> None:
@@ -431,18 +366,6 @@ def as_float32(value):
     if isinstance(value, tuple):
         return tuple(map(as_float32, value))
     return value.astype(np.float32) if isinstance(value, np.ndarray) and value.dtype.kind == "f" else value
-
-
-@dataclass(frozen=True)
-class Raised:
-    """The student's call raised: `text` is `raised Type: message (where)`."""
-    text: str
-
-    def matches(self, exc: BaseException) -> bool:
-        """`exc` is the same exception: its type and message start the student's text."""
-        head = f"raised {type(exc).__name__}: {exc}"
-        return self.text == head or self.text.startswith(head + " (") or (
-            self.text.endswith("...") and head.startswith(self.text[:-3]))
 
 
 def run_part(suite: Suite, name: str, runner, salt: bytes = b"") -> PartResult:
@@ -543,9 +466,10 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
         if all(got is None for _, got in trial.observed):
             result.diagnosis, result.fix = NO_RETURN.message, NO_RETURN.fix
             continue
-        named = [m for m in part.mistakes if m.impl and explains(suite, m, trial, trials, outputs)]
-        if len({m.message for m in named}) == 1:    # two that say different things: neither
-            result.diagnosis, result.fix = named[0].message, named[0].fix
+        named = verdict.only_fit([(m.message, m.fix) for m in part.mistakes
+                                  if m.impl and explains(suite, m, trial, trials, outputs)])
+        if named:
+            result.diagnosis, result.fix = named
 
 
 def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, outputs: dict) -> bool:
@@ -591,9 +515,7 @@ def _mistake_result(suite: Suite, mistake: Mistake, call: Call, outputs: dict):
 
 
 def _same(got, wrong, tol) -> bool:
-    if isinstance(got, Raised) or isinstance(wrong, BaseException):
-        return isinstance(got, Raised) and isinstance(wrong, BaseException) and got.matches(wrong)
-    return close(got, wrong, *_tolerances(tol))
+    return verdict.same_outcome(got, wrong, *_tolerances(tol))
 
 
 def _tolerances(tol) -> tuple:

@@ -10,13 +10,15 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")   # before NumPy loads: grading is many tiny problems
 
-from . import __version__, labs, sandbox  # noqa: E402
+from . import __version__, course_lock, labs, sandbox  # noqa: E402
 from .config import MAX_SECONDS, MIN_MEMORY_MIB, AttnLab  # noqa: E402
 from traitlets import TraitError  # noqa: E402
-from .course import CourseError, graded_digest, load_config, open_course, submitted_notebook  # noqa: E402
+from .course import CourseError, load_config, open_course, submitted_notebook  # noqa: E402
 from .student_files import digest as folder_digest  # noqa: E402
 from .messages import points  # noqa: E402
-from .results import UNRECORDED, late_text  # noqa: E402
+from .outcome import UNRECORDED  # noqa: E402
+from . import results  # noqa: E402
+from .text import NOTE_LIMIT, shown  # noqa: E402
 
 
 def _positive(kind, minimum=None, maximum=math.inf):
@@ -79,6 +81,14 @@ def _parser() -> argparse.ArgumentParser:
     _course_option(g)
     g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
+    sv = commands.add_parser("serve", help="grade each submission as it arrives in nbgrader's exchange and "
+                                           "release its feedback (policies: c.AttnLabService in nbgrader_config.py)")
+    sv.add_argument("--once", action="store_true",
+                    help="grade what has arrived (and is due under the policies), then exit (for cron)")
+    sv.add_argument("--sandbox", choices=sandboxes, default="auto", help=sandbox_help)
+    _limit_options(sv)
+    _course_option(sv)
+
     f = commands.add_parser("feedback", help="write the feedback pages (feedback/<student>/ASSIGNMENT/) "
                                              "from the graded results and the gradebook")
     f.add_argument("assignment", help="the assignment")
@@ -90,6 +100,12 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", help="the folder to write index.html and its plots to "
                                           "(default: report/ASSIGNMENT/ in the course)")
     _course_option(rp)
+
+    lg = commands.add_parser("lms-grades", help="write grades/ASSIGNMENT-lms.csv: the grades as Canvas's gradebook "
+                                                "imports them, under the LMS's ids")
+    lg.add_argument("assignment", help="the assignment")
+    lg.add_argument("-o", "--output", help="the file to write (default: grades/ASSIGNMENT-lms.csv in the course)")
+    _course_option(lg)
 
     d = commands.add_parser("demo", help="grade the bundled example class end to end in a fresh course")
     d.add_argument("--lab", default="lab05_transformers", metavar="ASSIGNMENT", choices=labs.assignments(),
@@ -119,7 +135,8 @@ def main(argv=None) -> int:
     """The `attnlab` command, as a process's entry point (it leaves the heap frozen)."""
     args = _parser().parse_args(argv)
     try:
-        handlers = {"grade": _grade, "feedback": _feedback, "report": _report, "demo": _demo,
+        handlers = {"grade": _grade, "serve": _serve, "feedback": _feedback, "report": _report,
+                    "lms-grades": _lms_grades, "demo": _demo,
                     "gradescope": _gradescope, "gradescope-run": _gradescope_run, "sync": _sync}
         if getattr(args, "assignment", None) is not None:
             labs.load(args.assignment)      # a typo or a trailing slash: one line naming the labs, for every command
@@ -166,39 +183,51 @@ def _grade(args) -> int:
     try:
         from . import engine
         course = open_course(args.course)
-        if args.zip_collect:
-            _nbgrader(course.root, "zip_collect", args.assignment, "--force")   # again: replaces
         mode = _sandbox_mode(args.sandbox)
         limits = course_limits(course.config, args)
-        batch = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
-                             progress=not args.quiet, slots=slots)
+        with course_lock.hold(course.root, args.assignment, "attnlab grade"):   # the service collects too
+            if args.zip_collect:
+                _nbgrader(course.root, "zip_collect", args.assignment, "--force")   # again: replaces
+            batch = engine.grade(course, args.assignment, args.student, args.jobs, args.force, limits, mode,
+                                 progress=not args.quiet, slots=slots)
     except BaseException:
         if slots:
             grading.stop_slots(slots)
         raise
     skipped = sum(r.status not in ("missing", *UNRECORDED) and r.student not in batch.graded
                   and (not args.student or r.student in args.student) for r in batch.results)
-    print(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
-          + (f"; {skipped} already graded (--force regrades them)" if skipped else ""), file=sys.stderr)
+    _say(f"graded {len(batch.graded)} submission(s) in {batch.seconds:.1f} s with {batch.jobs} worker(s)"
+         + (f"; {skipped} already graded (--force regrades them)" if skipped else ""))
     if batch.added:
-        shown = ", ".join(batch.added[:10]) + (f" and {len(batch.added) - 10} more" if len(batch.added) > 10 else "")
-        print(f"added to the gradebook (a submission, and no entry there, as nbgrader's autograde adds them): {shown}",
-              file=sys.stderr)
+        added = ", ".join(batch.added[:10]) + (f" and {len(batch.added) - 10} more" if len(batch.added) > 10 else "")
+        _say(f"added to the gradebook (a submission, and no entry there, as nbgrader's autograde adds them): {added}")
     stale = [s for s in batch.graded if any(course.path("feedback", s, args.assignment).glob("*.html"))]
     if stale:
-        print(f"the feedback pages of {len(stale)} student(s) predate this grading ({', '.join(stale[:10])}"
-              f"{', ...' if len(stale) > 10 else ''}): run `attnlab feedback {args.assignment}` before "
-              "`nbgrader release_feedback`", file=sys.stderr)
+        _say(f"the feedback pages of {len(stale)} student(s) predate this grading ({', '.join(stale[:10])}"
+             f"{', ...' if len(stale) > 10 else ''}): run `attnlab feedback {args.assignment}` before "
+             "`nbgrader release_feedback`")
     for folder, why in course.refused_students(args.assignment).items():
-        print(f"NOT GRADED {course.path('submitted', folder, args.assignment)}: {why}", file=sys.stderr)
+        _say(f"NOT GRADED {course.path('submitted', folder, args.assignment)}: {why}")
     for result in batch.results:
         if result.student in batch.failed:
-            print(f"NOT GRADED {result.student}: {result.notes[0]}", file=sys.stderr)
+            _say(f"NOT GRADED {result.student}: {result.notes[0]}")
     if not args.quiet:
         print(table(batch.results))
         print(f"\ngrades table:  {course.grades_table(args.assignment)}")
         print(f"per student:   {course.path('autograded', '<student>', args.assignment) / 'results.json'}")
     return 0
+
+
+def _serve(args) -> int:
+    from .config import AttnLabService
+    from .service import Service, logger
+    course = open_course(args.course)
+    try:
+        settings = AttnLabService(config=course.config)
+    except TraitError as exc:
+        raise CourseError(f"nbgrader_config.py: {exc}") from None
+    mode = _sandbox_mode(args.sandbox)
+    return Service(course, settings, mode, course_limits(course.config, args), args.once, logger()).run()
 
 
 def _early_slots(args):
@@ -216,9 +245,9 @@ def _early_slots(args):
         mode = sandbox.probe_mode(args.sandbox)
         limits = course_limits(config, args)
         submitted = {folder.parent.name: folder for folder in sorted(root.glob(f"submitted/*/{args.assignment}"))}
+        graded = {student: root / "autograded" / student / args.assignment / "results.json" for student in submitted}
         waiting = [folder for student, folder in submitted.items() if student in (args.student or [student]) and
-                   (args.force or graded_digest(root / "autograded" / student / args.assignment /
-                                                "results.json") != folder_digest(folder))]
+                   (args.force or results.digests(graded[student])[0] != folder_digest(folder))]   # as engine.grade
         if len(found) != 1 or not waiting:
             return None
         course_secret = secret.course_secret(root)
@@ -231,6 +260,12 @@ def _early_slots(args):
         return None
     jobs = min(args.jobs or os.cpu_count() or 1, len(waiting))
     return grading.start_slots(jobs, (args.assignment, release, found[0].name, mode, limits), tasks)
+
+
+def _say(line: str) -> None:
+    """One line to the instructor's terminal: what a student wrote in it (a name, a message) is
+    shown as text, never as a terminal's control sequence (`text.shown`)."""
+    print(shown(line, 4 * NOTE_LIMIT, one_line=True), file=sys.stderr)
 
 
 def course_limits(config, args) -> sandbox.Limits:
@@ -255,20 +290,38 @@ def _sandbox_mode(requested: str) -> str:
 
 
 def _feedback(args) -> int:
-    from . import feedback
+    from . import engine, feedback
     course = open_course(args.course)
-    written, unwritten = feedback.write_all(course, args.assignment, args.student)
+    engine.reprice(course, args.assignment)
+    written, unwritten, renamed = feedback.write_all(course, args.assignment, args.student)
     for path in written:
         print(path)
+    for student, note in renamed.items():
+        _say(f"renamed notebook, {student}: {note}")
     for student, why in unwritten.items():
-        print(f"NO FEEDBACK for {student}: {why}", file=sys.stderr)
+        _say(f"NO FEEDBACK for {student}: {why}")
     return 0
 
 
 def _report(args) -> int:
-    from . import report
+    from . import engine, report
     course = open_course(args.course)
+    engine.reprice(course, args.assignment)
     print(report.write(course, args.assignment, args.output and Path(args.output).resolve()))
+    return 0
+
+
+def _lms_grades(args) -> int:
+    from . import engine
+    course = open_course(args.course)
+    settings = AttnLab(config=course.config)
+    everyone = engine.reprice(course, args.assignment)
+    with course.gradebook() as gb:
+        names = {s.id: (s.last_name, s.first_name) for s in gb.students}
+    out = Path(args.output).resolve() if args.output else course.root / "grades" / f"{args.assignment}-lms.csv"
+    results.write_lms_csv(out, everyone, names, settings.lms_ids,
+                          settings.lms_columns.get(args.assignment, args.assignment))
+    print(out)
     return 0
 
 
@@ -291,9 +344,11 @@ def _demo(args) -> int:
 def _gradescope(args) -> int:
     from . import gradescope
     course = open_course(args.course)
-    out = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"),
-                           course_limits(course.config, args))
+    out, notes = gradescope.build(course, args.assignment, Path(args.output or f"{args.assignment}-gradescope.zip"),
+                                  course_limits(course.config, args))
     print(f"wrote {out.resolve()}: upload it as the assignment's autograder (Ubuntu base image)")
+    for note in notes:
+        print(f"note: {note}")
     return 0
 
 
@@ -310,12 +365,13 @@ def _gradescope_run(args) -> int:
     return 0
 
 
-def table(results) -> str:
+def table(everyone) -> str:
     """A plain-text grade table: one row per student."""
     rows = [("student", "status", "score", "needs attention")]
-    rows += [(r.student, r.status, f"{points(r.score)}/{points(r.max_score)}",
-              "; ".join(r.problems() + ([late_text(r)] if late_text(r) else [])))
-             for r in results]
+    rows += [(shown(r.student, one_line=True), r.status, f"{points(r.score)}/{points(r.max_score)}",
+              shown("; ".join(r.problems() + ([results.late_text(r)] if results.late_text(r) else [])), 4 * NOTE_LIMIT,
+                    one_line=True))
+             for r in everyone]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]
     lines.insert(1, "-" * len(lines[0]))
@@ -329,7 +385,7 @@ def _nbgrader(root: Path, *args) -> None:
     lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
     for line in lines:          # what nbgrader skipped, and why (an entry, an id, a late mark)
         if "| WARNING]" in line:
-            print(f"nbgrader: {line.split('| WARNING]', 1)[1].strip()}", file=sys.stderr)
+            _say(f"nbgrader: {line.split('| WARNING]', 1)[1].strip()}")
     if done.returncode:
         errors = [line for line in lines if "ERROR" in line or "Error" in line]
         raise CourseError(f"`nbgrader {' '.join(args)}` failed: {(errors or lines or ['(it printed nothing)'])[-1]}")

@@ -5,9 +5,20 @@ input or a reference output is never printed in full.
 
 This module needs only NumPy and is copied verbatim into the student helper.
 """
+import reprlib
+
 import numpy as np
 
 SHOWN = 3  # entries quoted in a message
+_QUOTE = reprlib.Repr()
+_QUOTE.maxlevel, _QUOTE.maxstring, _QUOTE.maxother, _QUOTE.maxlong = 2, 40, 40, 40
+_QUOTE.maxtuple = _QUOTE.maxlist = _QUOTE.maxdict = _QUOTE.maxset = SHOWN
+
+
+def quoted(value) -> str:
+    """`repr(value)` of a value the student returned, at most about 60 characters long: three
+    keys of five million characters made a message of 15 MB."""
+    return _QUOTE.repr(value)
 
 
 def close(got, expected, rtol: float, atol: float) -> bool:
@@ -98,10 +109,10 @@ def _exact(got, expected) -> str | None:
             return f"returned {kind(got)}; expected a dict"
         missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
         if missing or extra:
-            return f"keys differ: missing {missing[:SHOWN]}, unexpected {extra[:SHOWN]}"
+            return f"keys differ: missing {quoted(missing)}, unexpected {quoted(extra)}"
         wrong = [k for k in expected if not _same(got[k], expected[k])]
         return None if not wrong else "; ".join(
-            f"[{k!r}] is {got[k]!r}, expected {expected[k]!r}" for k in wrong[:SHOWN])
+            f"[{quoted(k)}] is {quoted(got[k])}, expected {quoted(expected[k])}" for k in wrong[:SHOWN])
     if isinstance(expected, list):
         if not isinstance(got, (list, tuple)):
             return f"returned {kind(got)}; expected a list of {len(expected)} items"
@@ -109,8 +120,8 @@ def _exact(got, expected) -> str | None:
             return f"returned {len(got)} items; expected {len(expected)}"
         wrong = [i for i, (g, e) in enumerate(zip(got, expected)) if not _same(g, e)]
         return None if not wrong else "; ".join(
-            f"item {i} is {got[i]!r}, expected {expected[i]!r}" for i in wrong[:SHOWN])
-    return None if _same(got, expected) else f"returned {got!r:.60}, expected {expected!r:.60}"
+            f"item {i} is {quoted(got[i])}, expected {quoted(expected[i])}" for i in wrong[:SHOWN])
+    return None if _same(got, expected) else f"returned {quoted(got)}, expected {quoted(expected)}"
 
 
 def _same(got, expected) -> bool:

@@ -4,10 +4,13 @@
     c.AttnLab.memory = 2048                         # MiB for the student's process
     c.AttnLab.gradescope_details = "after_due_date" # when Gradescope shows the hidden checks' details
     c.AttnLab.lms_ids = {"2001": "ada"}             # LMS user id -> student id in the gradebook
+    c.AttnLab.gradescope_visibility = "after_due_date"  # when Gradescope shows the whole result
+
+    c.AttnLabService.attempts = 5                   # `attnlab serve`: gradings per student per hour
 
 Command-line options override the limits; the Gradescope bundle carries all of them.
 """
-from traitlets import Dict, Enum, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from .sandbox import Limits
@@ -36,8 +39,21 @@ class AttnLab(Configurable):
         ("visible", "after_due_date", "after_published", "hidden"), "after_due_date",
         help="When Gradescope shows a hidden check's details (what came back, what was expected, the "
              "likely cause); its name and points are always visible.").tag(config=True)
+    gradescope_visibility = Enum(
+        ("visible", "after_due_date", "after_published", "hidden"), "visible",
+        help="When Gradescope shows the whole autograder result (score and tests) to the student: "
+             "Gradescope's top-level visibility.").tag(config=True)
     lms_ids = Dict(value_trait=Unicode(), help="LMS user id -> student id in the gradebook, for "
-                   "`attnlab grade --zip-collect` (ids not listed are used as they are).").tag(config=True)
+                   "`attnlab grade --zip-collect` (ids not listed are used as they are) and back, for "
+                   "`attnlab lms-grades`.").tag(config=True)
+    lms_unknown_ids = Enum(
+        ("warn", "skip"), "warn",
+        help="An LMS id that is neither in lms_ids nor a student of the gradebook: collected as a new "
+             "student with a warning naming the file and the closest known ids ('warn'), or skipped "
+             "with that warning ('skip').").tag(config=True)
+    lms_columns = Dict(value_trait=Unicode(), help="assignment -> the column of the LMS's gradebook "
+                       "that `attnlab lms-grades` fills, as the LMS's export names it (Canvas: "
+                       "'Lab 05 (123456)'); default: the assignment's name.").tag(config=True)
 
     @validate("wall_factor")
     def _at_least_one(self, proposal):
@@ -65,3 +81,49 @@ class AttnLab(Configurable):
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.class_trait_names(config=True)}
+
+
+class AttnLabService(Configurable):
+    """The policies of `attnlab serve`, which grades each submission as it arrives in nbgrader's
+    exchange."""
+    assignments = List(Unicode(), help="The assignments graded on arrival (default: every lab released "
+                       "to the exchange when the service starts).").tag(config=True)
+    slots = Int(0, help="Grading slots per assignment, each with a sandboxed worker kept warm "
+                "(0: one per core).").tag(config=True)
+    before_due_date = Enum(
+        ("score", "checks", "full"), "checks",
+        help="What a student's page shows before their due date: 'score' (the total and each part's "
+             "score), 'checks' (also every check's name, points and whether it passed) or 'full' (also "
+             "what came back and the likely cause). After the due date the page is full, with the "
+             "exact fixes.").tag(config=True)
+    attempts = Int(0, help="Gradings per student and assignment within `attempt_window` (0: no limit). "
+                   "A submission beyond it is kept and graded once the window allows (or by "
+                   "`attnlab grade`), and the student is told when.").tag(config=True)
+    attempt_window = Float(3600.0, help="Seconds over which `attempts` are counted.").tag(config=True)
+    grade_late = Bool(True, help="Grade a submission made after the student's due date on arrival "
+                      "(with nbgrader's late penalty); if False it is collected and left for "
+                      "`attnlab grade`, and the student is told.").tag(config=True)
+    rescan = Float(30.0, help="Seconds between rescans of the exchange, a backstop for missed "
+                   "file-system events.").tag(config=True)
+
+    @validate("assignments")
+    def _known(self, proposal):
+        from . import labs
+        unknown = [a for a in proposal.value if a not in labs.assignments()]
+        if unknown:
+            raise TraitError(f"AttnLabService.assignments: {', '.join(map(repr, unknown))} is not one of "
+                             f"AttnLab's labs ({', '.join(labs.assignments())})")
+        return proposal.value
+
+    @validate("slots", "attempts")
+    def _not_negative(self, proposal):
+        if not 0 <= proposal.value <= 1024:
+            raise TraitError(f"AttnLabService.{proposal.trait.name} must be between 0 and 1024, got {proposal.value}")
+        return proposal.value
+
+    @validate("attempt_window", "rescan")
+    def _seconds(self, proposal):
+        if not 0 < proposal.value <= 366 * MAX_SECONDS:
+            raise TraitError(f"AttnLabService.{proposal.trait.name} must be positive and at most a year, "
+                             f"got {proposal.value}")
+        return proposal.value

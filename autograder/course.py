@@ -108,9 +108,14 @@ class Course:
             return {s.id for s in gb.students}
 
     def timestamp(self, student: str, assignment: str):
-        """nbgrader's submission time (timestamp.txt, written by `nbgrader submit`/`collect`),
-        None without one; StudentFileError when the file is there but is not a time."""
-        return student_files.submission_time(self.path("submitted", student, assignment))
+        """The submission time that lateness is judged at (`student_files.judged_time`: nbgrader's
+        timestamp.txt, unless it claims an earlier time than the submission last changed), None
+        without one; StudentFileError when the file is there but is not a time."""
+        return student_files.judged_time(self.path("submitted", student, assignment))
+
+    def last_run_path(self, assignment: str) -> Path:
+        """A small summary of the last `attnlab grade` run of `assignment` (read by the class report)."""
+        return self.root / ".attnlab" / f"{assignment}-last-run.json"
 
     def digest(self, student: str, assignment: str) -> str:
         return student_files.digest(self.path("submitted", student, assignment))
@@ -130,18 +135,26 @@ def submitted_notebook(folder: Path, notebook: str) -> Path:
     return folder / notebook if (folder / notebook).exists() or len(only) != 1 else folder / only[0]
 
 
-def graded_digests(results: Path) -> tuple:
-    """(the digest of the submission that a results.json grades, the digest of the student's
-    work in it); None for what it lacks or cannot be read."""
+def notebook_notes(folder: Path, graded: Path, expected: str, release: Path) -> list:
+    """What the grader and the student should know of the notebooks in a submission `folder`:
+    `graded` has another name than `expected` (the only notebook submitted), or other notebooks
+    were left ungraded, in words that say so when the one graded is the release's starter
+    notebook unchanged (a stub uploaded beside renamed work)."""
+    others = [str(p) for p in student_files.notebooks_in(folder) if folder / p != graded]
+    if graded.name != expected:
+        return [f"graded {graded.name}, the only notebook submitted (expected {expected})"]
+    if not others:
+        return []
+    from . import notebooks, submission
     try:
-        extra = json.loads(results.read_text())["extra_data"]
-        return extra.get("digest"), extra.get("work_digest")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None, None
-
-
-def graded_digest(results: Path) -> str | None:
-    return graded_digests(results)[0]
+        stub = notebooks.answer_cells(submission.load(graded)[0]) == notebooks.answer_cells(notebooks.read(release))
+    except Exception:   # an unreadable notebook is said so elsewhere
+        stub = False
+    named = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    if stub:
+        return [f"graded {expected}, the starter notebook unchanged; not graded: {named} (submit your work as "
+                f"{expected})"]
+    return [f"graded {expected}; not graded: {named}"]
 
 
 def scripts_on_path() -> None:

@@ -51,5 +51,5 @@ def build_course(repo: Path, dest: Path, assignment: str = ASSIGNMENT) -> Path:
 def run(repo: Path, dest: Path, mode: str, jobs=None, progress=True, assignment: str = ASSIGNMENT):
     course = open_course(build_course(repo, dest, assignment))
     batch = engine.grade(course, assignment, jobs=jobs, limits=Limits(), mode=mode, progress=progress)
-    pages, _ = feedback.write_all(course, assignment)
+    pages, *_ = feedback.write_all(course, assignment)
     return course, batch, pages, report.write(course, assignment)

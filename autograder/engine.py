@@ -7,24 +7,22 @@ the gradebook's scores, shows a progress bar, and finally writes the grades tabl
 graded again when its files changed (by content, not modification time).
 """
 import gc
-import html
 import json
 import os
-import secrets
-import stat
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-import nbformat
 from tqdm import tqdm
 
-from . import gradebook, grading, labs, results, secret, student_files
-from .course import Course, CourseError, graded_digests, submitted_notebook
+from . import autograded, classview, course_lock, grading, labs, results, secret
+from .autograded import results_path
+from .course import Course, CourseError, notebook_notes, submitted_notebook
 from .gradebook import GradebookWriter
-from .results import Result
+from .nbgrader_plugins import lms_late_unknown
+from .outcome import UNRECORDED, Result
 from .sandbox import Limits
 
 # -- the batch -------------------------------------------------------------------------------
@@ -46,11 +44,18 @@ class Batch:
 def grade(course: Course, assignment: str, students=None, jobs: int | None = None, force: bool = False,
           limits: Limits = Limits(), mode: str = "bwrap", progress: bool = True, slots=None) -> Batch:
     """Grade the submissions of `assignment` (or of `students`) that changed since they were
-    graded (all with `force`): record them in the gradebook, then write their files.
+    graded (all with `force`): record them in the gradebook, then write their files. The
+    assignment's lock is held throughout (`attnlab serve` waits meanwhile).
 
     `slots`: slots the caller started early (`grading.start_slots`), used if they were started
     for this course's release, and stopped otherwise; of the grading they began, what this run
     grades is kept, the rest dropped."""
+    with course_lock.hold(course.root, assignment, "attnlab grade"):
+        return _grade(course, assignment, students, jobs, force, limits, mode, progress, slots)
+
+
+def _grade(course: Course, assignment: str, students, jobs, force: bool, limits: Limits, mode: str,
+           progress: bool, slots) -> Batch:
     start = time.monotonic()
     course.check_assignment(assignment)
     notebook = course.notebook_name(assignment)
@@ -69,7 +74,7 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
     with GradebookWriter(course, assignment, Path(notebook).stem, suite.parts) as gradebook:
         digests = {s: course.digest(s, assignment) for s in candidates if s in submitted}
         recorded = gradebook.submitted()
-        graded = {s: graded_digests(_results_path(course, s, assignment)) for s in digests}   # what results.json grades
+        graded = {s: results.digests(results_path(course, s, assignment)) for s in digests}   # what results.json grades
         todo = [s for s, d in digests.items() if force or s not in recorded or graded[s][0] != d]
         works = {s: course.work_digest(s, assignment) for s in todo}
         resubmitted = {s for s in todo if s in recorded and _resubmitted(course, assignment, s, graded[s],
@@ -95,18 +100,14 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
 
             def take(result, graded_notebook) -> None:
                 nonlocal pending, since
-                if result.status in results.UNRECORDED:
+                if result.status in UNRECORDED:
                     failed[result.student] = result
                     return
-                result.timestamp, problems = _nbgrader_files(course, result.student, assignment)
-                result.tampering += problems
-                result.digest, result.work_digest = digests[result.student], works[result.student]
-                if paths[result.student].name != notebook and result.status != "unreadable":
-                    result.notes.append(f"graded {paths[result.student].name}, the only notebook submitted "
-                                        f"(expected {notebook})")
-                pending.append((result, graded_notebook or _placeholder(release, result)))
+                student = result.student
+                pending.append(complete(course, assignment, notebook, release, result, graded_notebook,
+                                        paths[student], (digests[student], works[student])))
                 if len(pending) >= BATCH_SIZE or time.monotonic() - since > BATCH_SECONDS:
-                    done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
+                    done.update(record_and_write(course, assignment, notebook, gradebook, pending, resubmitted))
                     pending, since = [], time.monotonic()
 
             starved = []
@@ -118,9 +119,9 @@ def grade(course: Course, assignment: str, students=None, jobs: int | None = Non
                     take(result, graded_notebook)
             for future in as_completed([pool.submit(grading.grade_in_slot, *tasks[s]) for s in starved]):
                 take(*future.result())
-            done.update(_flush(course, assignment, notebook, gradebook, pending, resubmitted))
+            done.update(record_and_write(course, assignment, notebook, gradebook, pending, resubmitted))
         gradebook.reprice(sorted(set(recorded) - set(todo)))
-    everyone = class_results(course, assignment, suite, done, failed, digests)
+    everyone = classview.results_of(course, assignment, suite, done, failed, digests)
     refresh(course, assignment, everyone, written=done)
     batch = Batch(everyone, sorted(done), time.monotonic() - start, jobs, sorted(failed), sorted(gradebook.added))
     _write_last_run(course, assignment, batch, mode)
@@ -145,93 +146,53 @@ def _resubmitted(course: Course, assignment: str, student: str, graded: tuple, n
     return submitted is None or submitted != recorded_time
 
 
-def _flush(course: Course, assignment: str, notebook: str, gradebook, pending: list, resubmitted: set) -> dict:
-    """Record `pending` in the gradebook in one transaction, then write each one's files."""
+def is_resubmission(course: Course, assignment: str, student: str, recorded: dict, now: tuple) -> bool:
+    """Whether the student's submission `now` ((digest, work digest)) replaces one that the
+    gradebook holds (`recorded`: GradebookWriter.submitted())."""
+    return student in recorded and _resubmitted(course, assignment, student,
+                                                results.digests(results_path(course, student, assignment)),
+                                                now, recorded[student])
+
+
+def complete(course: Course, assignment: str, notebook: str, release: str, result: Result,
+             graded_notebook: str | None, path: Path, digests: tuple) -> tuple:
+    """(`result`, the notebook to write) of a submission graded from `path`, ready to record: with
+    nbgrader's submission time, tampering with nbgrader's files, the submission's (digest, work
+    digest), and a placeholder for a `notebook` that could not be read (`release`: its text)."""
+    result.timestamp, problems = autograded.nbgrader_files(course, result.student, assignment)
+    result.late_unknown = lms_late_unknown(course.root, assignment, result.student, path)
+    result.tampering += problems
+    result.digest, result.work_digest = digests
+    if result.status != "unreadable":
+        result.notes += notebook_notes(course.path("submitted", result.student, assignment), path, notebook,
+                                       course.release(assignment) / notebook)
+    return result, graded_notebook or autograded.placeholder(release, result)
+
+
+def record_and_write(course: Course, assignment: str, notebook: str, gradebook, pending: list,
+                     resubmitted: set, also=None) -> dict:
+    """Record `pending` ([(result, notebook text)]) in the gradebook in one transaction (with
+    `also(session)`, the caller's own statements), then write each one's files."""
     if not pending:
         return {}
-    recorded = gradebook.record_batch([result for result, _ in pending], resubmitted)
+    recorded = gradebook.record_batch([result for result, _ in pending], resubmitted, also)
     for result, graded_notebook in pending:
         result.recorded = recorded[result.student]
-        _write(course, assignment, notebook, result, graded_notebook)
+        autograded.write(course, assignment, notebook, result, graded_notebook)
     return {result.student: result for result, _ in pending}
 
 
-def class_results(course: Course, assignment: str, suite, fresh: dict | None = None, failed: dict | None = None,
-                  digests: dict | None = None) -> list:
-    """One result per student on the roster, with the gradebook's current scores: graded now
-    (`fresh`), graded before, not graded (the grader `failed`, results.json is gone or damaged,
-    a newer submission waits, it was never graded, or its folder is refused), or missing.
-    `digests`: the submissions' digests, where the caller has them."""
-    fresh, failed, digests = fresh or {}, failed or {}, digests or {}
-    submitted = set(course.submitted_students(assignment))
-    refused = course.refused_students(assignment)
-    roster = course.roster(assignment)
-    notebook = Path(course.notebook_name(assignment)).stem
-    recorded, points = gradebook.read_all(course, assignment, notebook, [s for s in roster if s not in fresh])
-    again = f"run `attnlab grade {assignment}`"
-    found = []
-    for student in roster:
-        result = fresh.get(student) or _read_result(_results_path(course, student, assignment))
-        why = _not_current(course, assignment, student, result, failed, digests) \
-            if student in recorded and student not in fresh else None
-        if student in fresh:
-            found.append(result)
-        elif why or student in failed:
-            kept = "the gradebook's grade stands" if student in recorded else "nothing was recorded"
-            status = failed[student].status if student in failed else "error"
-            when = " when the machine is less busy" if status == "busy" else ""
-            found.append(results.ungraded(student, assignment, suite, status,
-                                          f"{why or failed[student].notes[0]}; {kept}: {again}{when}"))
-            found[-1].recorded = recorded.get(student, {})
-        elif result is not None and student in recorded:
-            result.recorded = recorded[student]
-            found.append(result)
-        elif result is not None:
-            found.append(results.ungraded(student, assignment, suite, "error",
-                                          "graded, but not in the gradebook (removed from it?), so nbgrader export "
-                                          "leaves them out; `attnlab grade` adds back a student with a submission: "
-                                          f"to drop them, also remove {course.path('submitted', student, assignment)}"))
-        elif student in submitted:
-            found.append(results.ungraded(student, assignment, suite, "error", f"submitted but not graded yet: {again}"))
-        elif student in refused:
-            found.append(results.ungraded(student, assignment, suite, "error",
-                                          f"submitted, but the folder is not graded: {refused[student]}"))
-        else:
-            found.append(results.ungraded(student, assignment, suite, "missing", "no submission"))
-        found[-1].assignment_points = points
-    return found
-
-
-def _read_result(path: Path) -> Result | None:
-    try:
-        return results.read_json(path)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _not_current(course: Course, assignment: str, student: str, result, failed: dict, digests: dict) -> str | None:
-    """Why a recorded grade's results.json does not show it: the grader failed on the newest
-    submission, results.json is gone or damaged, or the submission changed since."""
-    if student in failed:
-        return failed[student].notes[0]
-    if result is None:
-        return "autograded/ has no readable results.json"
-    if result.digest and course.path("submitted", student, assignment).is_dir():
-        digest = digests.get(student) or course.digest(student, assignment)
-        if digest != result.digest:
-            return "a newer submission is not graded yet"
-    return None
-
-
-def current(course: Course, assignment: str) -> list:
-    """Every student's result with the gradebook's grades as they stand now (for feedback and
-    the report): the recorded submissions get the late penalty of today's due date and
-    extensions, as `grade` gives them, then the grades table and results.json are brought up to date."""
+def reprice(course: Course, assignment: str) -> list:
+    """Give every recorded submission the late penalty of today's due date and extensions (nbgrader
+    fixes a penalty when it grades, so an extension granted later, or a score a grader changed in
+    formgrader, shows only once it is repriced), then bring the grades table and results.json up
+    to date: what `attnlab feedback`, `report` and `lms-grades` do first. The class as it then stands."""
     suite = labs.load(assignment).suite
-    with GradebookWriter(course, assignment, Path(course.notebook_name(assignment)).stem, suite.parts) as gradebook:
-        gradebook.reprice(sorted(gradebook.submitted()))
-    everyone = class_results(course, assignment, suite)
-    refresh(course, assignment, everyone)
+    with course_lock.hold(course.root, assignment, "attnlab: repricing"):
+        with GradebookWriter(course, assignment, Path(course.notebook_name(assignment)).stem, suite.parts) as writer:
+            writer.reprice(sorted(writer.submitted()))
+        everyone = classview.results_of(course, assignment, suite)
+        refresh(course, assignment, everyone)
     return everyone
 
 
@@ -241,111 +202,22 @@ def refresh(course: Course, assignment: str, everyone: list, written=()) -> None
     a newer submission waits: the graded work's results.json shows the grade that stands."""
     results.write_csv(course.grades_table(assignment), everyone, list(labs.load(assignment).suite.parts))
     for result in everyone:
-        path = _results_path(course, result.student, assignment)
+        path = results_path(course, result.student, assignment)
         if result.student in written or not result.recorded or not path.exists():
             continue
-        if result.status in results.UNRECORDED:   # not graded now: the graded work's file, with today's scores
-            result = replace(_read_result(path) or result, recorded=result.recorded)
-            if result.status in results.UNRECORDED:
+        if result.status in UNRECORDED:   # not graded now: the graded work's file, with today's scores
+            result = replace(classview.read_result(path) or result, recorded=result.recorded)
+            if result.status in UNRECORDED:
                 continue
         text = results.json_text(result)
         if path.read_text() != text:
-            _replace(path, text)
-
-
-def last_run_path(course: Course, assignment: str) -> Path:
-    """A small summary of the last `attnlab grade` run of `assignment` (read by the class report)."""
-    return course.root / ".attnlab" / f"{assignment}-last-run.json"
+            autograded.replace_text(path, text)
 
 
 def _write_last_run(course: Course, assignment: str, batch: Batch, mode: str) -> None:
-    path = last_run_path(course, assignment)
+    path = course.last_run_path(assignment)
     path.parent.mkdir(exist_ok=True)
     summary = {"assignment": assignment, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "seconds": round(batch.seconds, 3), "jobs": batch.jobs, "graded": len(batch.graded),
                "sandbox": mode}
     path.write_text(json.dumps(summary, indent=1) + "\n")
-
-
-def _results_path(course: Course, student: str, assignment: str) -> Path:
-    return course.path("autograded", student, assignment) / "results.json"
-
-
-def _placeholder(release: str, result: Result) -> str:
-    """For a submission that could not be read: the release notebook, headed by the reason, so
-    that formgrader lists it under Manual Grading like every other submission."""
-    nb = nbformat.reads(release, as_version=4)
-    reason = "; ".join(result.notes) or result.status
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(
-        f"**attnlab: this submission is {result.status}** ({_escape_md(reason)}). "
-        "Below is the release notebook, not the student's work.", id="attnlab-status"))
-    return nbformat.writes(nb)
-
-
-_MARKDOWN = {ord(c): f"&#{ord(c)};" for c in "`*_[]()!\\"}     # markdown's syntax, as HTML entities
-
-
-def _escape_md(text: str) -> str:
-    return html.escape(text).translate(_MARKDOWN)
-
-
-def _nbgrader_files(course: Course, student: str, assignment: str) -> tuple:
-    """(submission time as ISO text or "", tampering found): timestamp.txt and
-    submission_secret.txt are nbgrader's, so one that is not a regular file, or not a time, was
-    put there by hand; the grader reads neither then."""
-    problems, folder = [], course.path("submitted", student, assignment)
-    try:
-        timestamp = course.timestamp(student, assignment)
-    except OSError as exc:
-        timestamp = None
-        problems.append(f"{exc}: lateness was not judged")
-    set_back = student_files.set_back(folder)
-    if set_back:
-        problems.append(set_back)
-    try:
-        _submitted_text(folder / "submission_secret.txt")
-    except OSError as exc:
-        problems.append(f"{exc}: the feedback gets a secret of its own")
-    return (timestamp.isoformat() if timestamp else ""), problems
-
-
-def _submitted_text(path: Path) -> str | None:
-    """A small file of a submission, None if it is missing; read without following a link."""
-    return student_files.read(path, limit=4096).decode("utf-8", "replace") if os.path.lexists(path) else None
-
-
-def _copied(path: Path) -> str | None:
-    try:
-        return _submitted_text(path)
-    except OSError:     # found by _nbgrader_files, and reported
-        return None
-
-
-def _write(course: Course, assignment: str, notebook: str, result: Result, graded_notebook: str) -> None:
-    """autograded/<student>/<assignment>/ as nbgrader lays it out (the notebook, timestamp.txt,
-    submission_secret.txt), plus results.json; each file replaced atomically."""
-    out = course.path("autograded", result.student, assignment)
-    out.mkdir(parents=True, exist_ok=True)
-    _replace(out / notebook, graded_notebook)
-    source = course.path("submitted", result.student, assignment)
-    secret = _copied(source / "submission_secret.txt")
-    if secret is not None or not (out / "submission_secret.txt").is_file():   # release_feedback needs one
-        _replace(out / "submission_secret.txt", secret if secret is not None else secrets.token_hex(64))
-    # ... and a time: nbgrader's, or for a submission without a valid one (placed by hand, or
-    # tampered with) the files' latest modification (lateness is not judged then)
-    timestamp = _copied(source / "timestamp.txt") if result.timestamp else None
-    _replace(out / "timestamp.txt", timestamp or _modified(source))
-    _replace(out / "results.json", results.json_text(result))
-
-
-def _modified(folder: Path) -> str:
-    """The latest modification time of the regular files in `folder`, as nbgrader writes a timestamp."""
-    files = [p.lstat() for p in folder.iterdir()] if folder.is_dir() else []
-    latest = max((f.st_mtime for f in files if stat.S_ISREG(f.st_mode)), default=time.time())
-    return datetime.fromtimestamp(latest, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
-
-
-def _replace(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8", errors="backslashreplace")   # student text never stops a write
-    tmp.replace(path)

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import notebooks
-
-EXAMPLES = Path(__file__).parent / "examples"
+from . import labs, notebooks
 _SECTION = re.compile(r"^# %% (\S+)\s*$", re.MULTILINE)
 
 
@@ -47,7 +45,7 @@ def tamper(nb):
 def example_class(course: Path, assignment: str) -> dict:
     """{student: notebook text, or None for a student who did not submit} for the example class
     of `assignment` (a small generic class for a lab without one of its own)."""
-    folder = EXAMPLES / assignment
+    folder = labs.folder(assignment) / "examples"
     release = notebooks.read(course / "assignments" / assignment / f"{assignment}.ipynb")
     key = notebooks.read(course / "solutions" / assignment / f"{assignment}.ipynb")
     solved = {gid: notebooks.without_markers(code) for gid, code in notebooks.answer_cells(key).items()}

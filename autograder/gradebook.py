@@ -19,7 +19,7 @@ from sqlalchemy.exc import SAWarning, SQLAlchemyError
 from sqlalchemy.orm import selectinload
 
 from .course import Course, CourseError
-from .results import Result
+from .outcome import CellGrade, Recorded, Result
 
 
 class RecordingError(CourseError):
@@ -106,11 +106,12 @@ class GradebookWriter:
         """{student: submission time or None} of the submissions of the assignment in the gradebook."""
         return {s.student.id: s.timestamp for s in self.gb.find_assignment(self.assignment).submissions}
 
-    def record_batch(self, batch: list, resubmitted=frozenset()) -> dict:
+    def record_batch(self, batch: list, resubmitted=frozenset(), also=None) -> dict:
         """Record every result of `batch` in one transaction; returns {student: recorded grades}.
         For the `resubmitted` students (a new notebook since the last grading), every cell a
         human has scored is marked for review again, as nbgrader's autograde marks it: that
-        score was given to other work."""
+        score was given to other work. `also(session)` adds the caller's own statements to the
+        transaction (the grading service's journal)."""
         students = [r.student for r in batch]
         with transaction(self.gb):
             held = _hold(self.gb, self.assignment, self.notebook)
@@ -118,6 +119,8 @@ class GradebookWriter:
             found = submissions(self.gb, self.assignment, students)
             for result in batch:
                 self._record(result, found.get(result.student), result.student in resubmitted)
+            if also:
+                also(self.gb.db)
         del held
         return read(self.gb, self.assignment, self.notebook, students)   # the commit expired what was loaded
 
@@ -139,6 +142,7 @@ class GradebookWriter:
             self.students.add(result.student)
             self.added.append(result.student)
         new = submission is None or resubmitted     # work no human has looked at yet
+        earlier = submission.timestamp if submission is not None else None
         if submission is None:
             extra = {"timestamp": result.timestamp} if result.timestamp else {}
             submission = self.gb.add_submission(self.assignment, result.student, **extra)
@@ -152,6 +156,8 @@ class GradebookWriter:
         if resubmitted:
             for grade in grades.values():
                 grade.needs_manual_grade = grade.needs_manual_grade or grade.manual_score is not None
+            for comment in comments.values():     # shown beside the new work's scores, in formgrader too
+                comment.manual_comment = marked_earlier(comment.manual_comment, earlier)
         tampering = [f"attnlab: tampering: {t}" for t in result.tampering]
         for part in result.parts:
             grade = grades.get(f"test_{part.name}")
@@ -171,11 +177,18 @@ class GradebookWriter:
         nb.late_submission_penalty = self._penalty(result.student, _raw(nb), submission.total_seconds_late)
 
     def _penalty(self, student: str, score: float, seconds_late: float):
-        """nbgrader's configured LateSubmissionPlugin, bounded as nbgrader bounds it."""
-        if seconds_late <= 0:
-            return None
-        penalty = self.late_plugin.late_submission_penalty(student, score, seconds_late)
-        return None if penalty is None else min(max(penalty, 0.0), score)
+        return late_penalty(self.late_plugin, student, score, seconds_late)
+
+
+EARLIER = "[written for an earlier submission"
+
+
+def marked_earlier(comment: str | None, submitted) -> str | None:
+    """A grader's comment on work since replaced, marked as such once (the grader edits or
+    removes the mark in formgrader)."""
+    if not comment or comment.startswith(EARLIER):
+        return comment
+    return f"{EARLIER}{f' (submitted {submitted:%Y-%m-%d %H:%M} UTC)' if submitted else ''}] {comment}"
 
 
 def _why(part) -> str:
@@ -219,25 +232,42 @@ def _notebook(submission, notebook: str):
     return next((nb for nb in submission.notebooks if nb.name == notebook), None)
 
 
-def _recorded(submission, nb) -> dict:
-    """What the gradebook holds for one submission, as attnlab shows it."""
+def _recorded(submission, nb) -> Recorded:
+    """What the gradebook holds for one submission."""
     comments = {c.name: c.manual_comment for c in nb.comments if c.manual_comment}
-    cells = {g.name: {"score": _score(g), "max_score": g.cell.max_score or 0.0, "auto_score": g.auto_score,
-                      "manual_score": g.manual_score, "extra_credit": g.extra_credit or 0.0,
-                      "needs_manual_grade": bool(g.needs_manual_grade), "comment": comments.get(g.name, "")}
+    cells = {g.name: CellGrade(_score(g), g.cell.max_score or 0.0, g.auto_score, g.manual_score,
+                               g.extra_credit or 0.0, bool(g.needs_manual_grade), comments.get(g.name, ""))
              for g in nb.grades}
     raw = _raw(nb)
     penalty = nb.late_submission_penalty or 0.0
     duedate = submission.duedate
-    return {"score": max(0.0, raw - penalty), "raw_score": raw, "late_penalty": penalty,
-            "max_score": submission.assignment.max_score, "seconds_late": submission.total_seconds_late,
-            "timestamp": submission.timestamp.isoformat() if submission.timestamp else "",
-            "duedate": duedate.isoformat() if duedate else "", "cells": cells,
-            "comments": comments}
+    return Recorded(max(0.0, raw - penalty), raw, submission.assignment.max_score, penalty,
+                    submission.total_seconds_late, submission.timestamp.isoformat() if submission.timestamp else "",
+                    duedate.isoformat() if duedate else "", cells, comments)
+
+
+def unrecorded(result: Result, submitted=None, due=None, plugin=None) -> Recorded:
+    """The grade of a submission that no gradebook holds (the Gradescope bundle's): the checks'
+    sum, less `plugin`'s late penalty for a submission at `submitted` (aware datetimes) after `due`."""
+    raw = sum(p.score for p in result.parts)
+    if submitted is None or due is None:
+        return Recorded(raw, raw, result.max_score)
+    seconds = max(0.0, (submitted - due).total_seconds())
+    penalty = late_penalty(plugin, result.student, raw, seconds) or 0.0
+    return Recorded(raw - penalty, raw, result.max_score, penalty, seconds, submitted.isoformat(), due.isoformat())
+
+
+def late_penalty(plugin, student: str, score: float, seconds_late: float):
+    """The penalty of nbgrader's configured LateSubmissionPlugin (or the course's own), bounded as
+    nbgrader bounds it (None: no penalty)."""
+    if seconds_late <= 0:
+        return None
+    penalty = plugin.late_submission_penalty(student, score, seconds_late)
+    return None if penalty is None else min(max(penalty, 0.0), score)
 
 
 def read(gb, assignment: str, notebook: str, students) -> dict:
-    """{student: recorded grades} for the `students` with a submission in the gradebook."""
+    """{student: Recorded} for the `students` with a submission in the gradebook."""
     try:
         held = _hold(gb, assignment, notebook)
     except MissingEntry:
@@ -252,7 +282,7 @@ def read(gb, assignment: str, notebook: str, students) -> dict:
 
 
 def read_all(course: Course, assignment: str, notebook: str, students) -> tuple:
-    """({student: recorded grades} for the students with a submission in the gradebook, the
+    """({student: Recorded} for the students with a submission in the gradebook, the
     assignment's points there, hand-graded cells included)."""
     with course.gradebook() as gb:
         return read(gb, assignment, notebook, students), gb.find_assignment(assignment).max_score

@@ -16,10 +16,10 @@ from typing import NamedTuple
 
 import nbformat
 
-from . import labs, notebooks, results, student_files, submission
+from . import labs, notebooks, student_files, submission
 from .checks import run_part
 from .messages import part_text
-from .results import Result
+from .outcome import Result, ungraded
 from .runners import SandboxRunner
 from .sandbox import Limits, Worker, slot_uid
 from .worker.isolation import die_with_parent
@@ -55,13 +55,14 @@ class Slot:
             if not path.exists():
                 found = [str(p) for p in student_files.notebooks_in(path.parent)]
                 raise submission.Unreadable(f"expected {path.name} in the submission; found {found or 'no notebook'}")
-            nb, id_notes = submission.load(path)   # duplicated cell ids count as tampering
+            most = len(self.release.cells) + submission.EXTRA_CELLS
+            nb, id_notes = submission.load(path, most)   # duplicated cell ids count as tampering
             inspection = submission.inspect(nb, self.release)
         except submission.Unreadable as exc:
-            return results.ungraded(student, self.assignment, self.suite, "unreadable", str(exc)), None
+            return ungraded(student, self.assignment, self.suite, "unreadable", str(exc)), None
         except Exception as exc:   # the student's file, not the grader, is odd: theirs to fix, not a retry
             reason = f"not a notebook the grader can read: {type(exc).__name__}: {str(exc)[:200]}"
-            return results.ungraded(student, self.assignment, self.suite, "unreadable", reason), None
+            return ungraded(student, self.assignment, self.suite, "unreadable", reason), None
         if not self.worker.alive:       # the slot's start-up is not the submission's time
             started = time.monotonic()
             self.worker.start()
@@ -73,7 +74,7 @@ class Slot:
         finally:
             runner.finish()
         if runner.starved:      # not the student's doing: no score rather than a lower one
-            return results.ungraded(student, self.assignment, self.suite, "busy", runner.starved), None
+            return ungraded(student, self.assignment, self.suite, "busy", runner.starved), None
         cells = _cell_notes(runner)
         status = "graded" if all(p.status == "graded" for p in parts) and not cells else "partly graded"
         result = Result(student, self.assignment, status, parts, _bounded(id_notes + inspection.tampering),
@@ -215,4 +216,4 @@ def grade_in_slot(student: str, path: str, salt: bytes) -> tuple:
         return _slot.grade(student, Path(path), salt)
     except Exception as exc:  # a grader bug must not lose the batch: say so, per student
         reason = f"internal grading error: {type(exc).__name__}: {exc}"
-        return results.ungraded(student, _slot.assignment, _slot.suite, "error", reason), None
+        return ungraded(student, _slot.assignment, _slot.suite, "error", reason), None

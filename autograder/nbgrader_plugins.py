@@ -1,12 +1,16 @@
 """nbgrader plugins that the course configures in nbgrader_config.py."""
 import contextlib
+import difflib
+import hashlib
+import json
 import os
 import re
 import shutil
 import tempfile
 import zipfile
 import zlib
-from datetime import datetime, timedelta
+from collections import Counter, defaultdict
+from datetime import datetime
 from pathlib import Path
 
 try:
@@ -22,6 +26,7 @@ from nbgrader.exchange.default import ExchangeCollect
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.preprocessors import ClearHiddenTests
 
+from . import student_files
 from .config import AttnLab
 from .student_files import StudentFileError, note_set_back, snapshot, submission_time, unsafe_id
 
@@ -99,10 +104,12 @@ class SafeCollect(ExchangeCollect):
                 record.update(checked=True, why=record.get("why") or self._refused(record))
                 if record["why"]:
                     self.log.warning("Skipped %r: %s", record["filename"], record["why"])
+                    self.skipped[record["filename"]] = record["why"]
         ordered = super()._sort_by_timestamp(records)
         return [record for record in ordered if not record["why"]] or ordered[:1]
 
     def init_src(self):
+        self.skipped = {}       # {inbound entry: why} of the entries not collected (`attnlab serve` reads it)
         super().init_src()
         self.src_records = [record for record in self.src_records if not record["why"]]
         self.claimed = {os.path.join(self.inbound_path, r["filename"]): r["username"] for r in self.src_records}
@@ -188,6 +195,7 @@ class SafeCollect(ExchangeCollect):
             with contextlib.suppress(OSError):
                 os.rmdir(os.path.dirname(dest))      # the student's folder, if nothing else is in it
             self.log.warning("Skipped %r: it cannot be copied (%s: %r)", src, type(exc).__name__, str(exc))
+            self.skipped[os.path.basename(src)] = f"it cannot be copied ({type(exc).__name__}: {exc})"
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
@@ -261,15 +269,30 @@ class LmsExtractor(ExtractorPlugin):
         return True
 
     def _unpack(self, archive: str, extracted_path: str) -> None:
+        """The top-level files of one of the LMS's zips, each charged to its student (the id in
+        its name, else the file itself): a student whose files number more than STUDENT_FILES or
+        unpack to more than STUDENT_BYTES in all is skipped whole, with a warning, and everyone
+        else is collected (a 1 MiB member that unpacked to 1 GiB wrote 2 GiB)."""
         try:
             z = zipfile.ZipFile(archive)
         except (zipfile.BadZipFile, OSError) as exc:
             self.log.warning("Skipped %s: a damaged zip archive (%s); its students are not collected", archive, exc)
             return
         with z:
-            for member in z.infolist():
-                name = member.filename
-                if member.is_dir():
+            members = [m for m in z.infolist() if not m.is_dir()]
+            if len(members) > ARCHIVE_FILES:
+                self.log.warning("Skipped %s: more than %d files; its students are not collected", archive, ARCHIVE_FILES)
+                return
+            pattern = LmsCollector(config=self.config).named_regexp
+            owners = {m.filename: _owner(m.filename, pattern) for m in members}
+            over = {who for who, n in Counter(owners.values()).items() if n > STUDENT_FILES}
+            for who in sorted(over):
+                self.log.warning("Skipped the files of %r in %s: more than %d files of one student", who, archive,
+                                 STUDENT_FILES)
+            spent, unpacked = Counter(), defaultdict(list)
+            for member in members:
+                name, who = member.filename, owners[member.filename]
+                if who in over:
                     continue
                 if "/" in name or "\\" in name or name.startswith(".") or any(ord(ch) < 32 for ch in name):
                     self.log.warning("Skipped %r in %s: not a top-level file of the LMS download", name, archive)
@@ -278,35 +301,83 @@ class LmsExtractor(ExtractorPlugin):
                     continue
                 target = os.path.join(extracted_path, name)
                 try:
-                    with z.open(member) as src, open(target, "wb") as dest:
-                        shutil.copyfileobj(src, dest)
+                    spent[who] += _copy_at_most(z, member, target, STUDENT_BYTES - spent[who])
+                    unpacked[who].append(target)
+                except _TooLarge:
+                    for path in unpacked.pop(who, []) + [target]:
+                        os.unlink(path)
+                    over.add(who)
+                    self.log.warning("Skipped the files of %r in %s: they unpack to more than %d MiB", who, archive,
+                                     STUDENT_BYTES // 2**20)
                 except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:   # one damaged entry
                     if os.path.exists(target):
                         os.unlink(target)
                     self.log.warning("Skipped %r in %s: a damaged entry (%s)", name, archive, exc)
 
 
+def _owner(name: str, pattern: str) -> str:
+    """Whose file a member of the download is: the LMS id in its name, else the name itself."""
+    found = re.match(pattern, "/" + name) if pattern else None
+    return (found.groupdict().get("student_id") if found else None) or name
+
+
+ARCHIVE_FILES = 100_000                  # files in one of the LMS's zips
+STUDENT_FILES = 100                      # files of one student in it
+STUDENT_BYTES = student_files.MAX_BYTES  # what one student's files unpack to, in all
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _copy_at_most(z: zipfile.ZipFile, member: zipfile.ZipInfo, target: str, room: int) -> int:
+    """Unpack `member` to `target`, at most `room` bytes (_TooLarge, the part written left for the
+    caller to remove, past that); the bytes written."""
+    written = 0
+    with z.open(member) as src, open(target, "wb") as dest:
+        while chunk := src.read(2**20):
+            written += len(chunk)
+            if written > room:
+                raise _TooLarge
+            dest.write(chunk)
+    return written
+
+
 class LmsCollector(FileNameCollectorPlugin):
     """nbgrader's file-name collector, with ids checked and mapped (`AttnLab.lms_ids`), and the
-    LMS's late marker (a `late` group of the pattern) turned into a submission time.
+    LMS's late marker (a `late` group of the pattern) recorded.
 
     An entry with an invalid id, or a second entry for the same student and file, is skipped
-    with a warning that names it; every other student is collected.
+    with a warning that names it; every other student is collected. An id that is neither in
+    `lms_ids` nor a student of the gradebook (a typo in `lms_ids` made a real student look
+    missing) is named with the closest known ids, and collected or skipped as
+    `AttnLab.lms_unknown_ids` says. A file the LMS marks late is judged by the time the download
+    carries (a `timestamp` group of the pattern); without one, its lateness is unknown and the
+    grades table says so (`lms_late_unknown`): no time is made up.
     """
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.ids = AttnLab(config=self.config).lms_ids
+        settings = AttnLab(config=self.config)
+        self.ids, self.unknown_ids = settings.lms_ids, settings.lms_unknown_ids
         self.seen: set = set()
+        self.known: set | None = None
+        self.late_unknown: dict = {}
+        dirs = getattr(self.parent, "coursedir", None)
+        if dirs is not None:       # a new collection: the files marked late are recorded anew
+            _late_record(dirs.root, dirs.assignment_id).unlink(missing_ok=True)
 
     def collect(self, submitted_file: str):
         info = super().collect(submitted_file)
         if not info:
             return info
-        info["student_id"] = self.ids.get(info["student_id"], info["student_id"])
+        lms_id = info["student_id"]
+        info["student_id"] = self.ids.get(lms_id, lms_id)
         why = unsafe_id(info["student_id"]) or unsafe_name(info["file_id"])
         if why:
             self.log.warning("Skipped %s: %s", os.path.basename(submitted_file), why)
+            return None
+        if not self._known(lms_id, info["student_id"], submitted_file):
             return None
         key = (info["student_id"], info["file_id"])
         if key in self.seen:
@@ -315,17 +386,73 @@ class LmsCollector(FileNameCollectorPlugin):
             return None
         self.seen.add(key)
         if info.pop("late", None) and not info.get("timestamp"):
-            info["timestamp"] = self._just_late()
+            self._late_unknown(info["student_id"], submitted_file)
         return info
 
-    def _just_late(self):
-        """The LMS marks a file late without saying when: one second past the gradebook's due date
-        (so nbgrader's LateSubmissionPlugin applies), or None without a due date."""
-        dirs = self.parent.coursedir
-        with Gradebook(dirs.db_url, dirs.course_id) as gb:
-            due = gb.find_assignment(dirs.assignment_id).duedate
-        if due is None:
-            self.log.warning("The LMS marks a submission late, but %s has no due date in the gradebook",
-                             dirs.assignment_id)
-            return None
-        return (due + timedelta(seconds=1)).isoformat()
+    def _known(self, lms_id: str, student: str, submitted_file: str) -> bool:
+        """Whether to collect an id: warned of, and skipped with lms_unknown_ids = 'skip', when
+        it is neither in lms_ids nor in the gradebook (once the gradebook has a roster)."""
+        if self.known is None:
+            dirs = self.parent.coursedir
+            with Gradebook(dirs.db_url, dirs.course_id) as gb:
+                self.known = {s.id for s in gb.students}
+        if lms_id in self.ids or student in self.known or not (self.known or self.ids):
+            return True
+        close = difflib.get_close_matches(lms_id, sorted(set(self.ids) | self.known), n=3, cutoff=0.5)
+        skip = self.unknown_ids == "skip"
+        self.log.warning("%s %s: the id %r is neither in c.AttnLab.lms_ids nor a student of the gradebook "
+                         "(closest known: %s); %s", "Skipped" if skip else "Collected",
+                         os.path.basename(submitted_file), lms_id, ", ".join(close) or "none",
+                         "c.AttnLab.lms_unknown_ids is 'skip'" if skip else
+                         "it is graded as a new student (c.AttnLab.lms_unknown_ids = 'skip' skips such files)")
+        return not skip
+
+    def _late_unknown(self, student: str, submitted_file: str) -> None:
+        """A file the LMS marks late without saying when: recorded (by the digest of its bytes)
+        for `attnlab grade`, which shows its lateness as unknown; nothing is made up."""
+        with open(submitted_file, "rb") as f:
+            self.late_unknown[student] = hashlib.sha256(f.read()).hexdigest()
+        path = _late_record(self.parent.coursedir.root, self.parent.coursedir.assignment_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.late_unknown, indent=1) + "\n")
+        self.log.warning("%s: the LMS marks it late without its time: its lateness is unknown (no penalty); "
+                         "put the time in its timestamp.txt and grade again", os.path.basename(submitted_file))
+
+
+def _late_record(root: str, assignment: str) -> Path:
+    return Path(root) / ".attnlab" / f"{assignment}-lms-late.json"
+
+
+def lms_late_unknown(root: Path, assignment: str, student: str, notebook: Path) -> bool:
+    """Whether the LMS marked this student's collected notebook late without its time (the last
+    `zip_collect` recorded it, and the file is still the one it collected)."""
+    try:
+        recorded = json.loads(_late_record(root, assignment).read_text()).get(student)
+        return recorded is not None and recorded == hashlib.sha256(student_files.read(notebook)).hexdigest()
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+# -- formgrader ------------------------------------------------------------------------------
+
+def _jupyter_server_extension_points():
+    """A Jupyter server extension, enabled by scripts/setup.sh in the environment's
+    etc/jupyter/jupyter_server_config.d/attnlab.json."""
+    return [{"module": "autograder.nbgrader_plugins"}]
+
+
+def _load_jupyter_server_extension(serverapp) -> None:
+    """formgrader keeps one gradebook session for the server's life, and SQLAlchemy serves the
+    rows it loaded once from that session's memory: after `attnlab grade` changed them, formgrader
+    showed the earlier automatic score, and emptying a score box wrote no `needs_manual_grade`
+    (unchanged in its memory, set in the database). Every query of the server's sessions reads
+    the rows as they are now."""
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
+    if not event.contains(Session, "do_orm_execute", _fresh_rows):
+        event.listen(Session, "do_orm_execute", _fresh_rows)
+
+
+def _fresh_rows(state) -> None:
+    if state.is_select:
+        state.update_execution_options(populate_existing=True)

@@ -26,6 +26,12 @@ def is_test(cell) -> bool:
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
+def is_written(cell) -> bool:
+    """A manually graded answer (nbgrader's solution and grade flags both set): a written answer."""
+    meta = nbgrader(cell)
+    return bool(meta.get("grade")) and bool(meta.get("solution"))
+
+
 def is_locked(cell) -> bool:
     meta = nbgrader(cell)
     return bool(meta.get("locked")) or bool(meta.get("grade")) and not meta.get("solution")
@@ -37,6 +43,30 @@ def read(path) -> nbformat.NotebookNode:
 
 def answer_cells(nb) -> dict:
     return {grade_id(c): c.source for c in nb.cells if is_answer(c)}
+
+
+def written_answers(nb) -> dict:
+    return {grade_id(c): c.source for c in nb.cells if is_written(c)}
+
+
+# a question's label in the labs' markdown: **Q1.2 (interpret).** What would ... (or **Question 2.**)
+_QUESTION = re.compile(r"\*\*((?:Q|Question )\d+(?:\.\d+)*(?: \([^)*]*\))?)\.?\*\*\s*(.*)", re.S)
+
+
+def questions(release) -> dict:
+    """{grade_id: (label, question)} of the written answers of a release notebook: the bold
+    'Q1.2 (interpret)' label and the text after it in the markdown just before the answer cell;
+    the grade id and '' where there is none."""
+    found, before = {}, ""
+    for cell in release.cells:
+        if is_written(cell):
+            match = None
+            for match in _QUESTION.finditer(before):
+                pass
+            found[grade_id(cell)] = (match[1], " ".join(match[2].split())) if match else (grade_id(cell), "")
+        elif cell.cell_type == "markdown":
+            before = cell.source
+    return found
 
 
 def without_markers(source: str) -> str:

@@ -4,7 +4,8 @@ Built from autograded/<student>/<assignment>/results.json, the roster (students 
 submission are listed as missing) and the summary of the last `attnlab grade` run; written to
 report/<assignment>/index.html with its plots beside it. It shows the distribution of scores,
 overall and per part, the most frequent diagnosed mistakes, the submissions that need a human
-(submission folders that are not graded too), and how long grading took.
+(submission folders that are not graded too), how long grading took, and a link to the pairs
+of submissions whose code is alike beyond chance (similarity.html beside it).
 """
 import json
 import statistics
@@ -19,7 +20,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from . import engine, labs, results
+from . import classview, labs, outcome, results, similarity, text
 from .course import Course, CourseError
 from .messages import points
 
@@ -29,13 +30,14 @@ TOP_MISTAKES = 12
 COLOR, WARN = "#3b6ea8", "#c77c11"
 
 _TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                                autoescape=True, trim_blocks=True, lstrip_blocks=True)
+                                autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                                finalize=text.for_page)
 
 
 def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
     """Write the report and its plots into `out_dir` (default report/<assignment>/); returns index.html."""
     suite = labs.load(assignment).suite
-    everyone = engine.current(course, assignment)
+    everyone = classview.current(course, assignment)
     if not any(r.recorded for r in everyone):
         raise CourseError(f"nothing of {assignment} is graded yet: run `attnlab grade {assignment}` first")
     out_dir = Path(out_dir or course.root / "report" / assignment)
@@ -54,6 +56,7 @@ def write(course: Course, assignment: str, out_dir: Path | None = None) -> Path:
         "times": time_stats(scored), "last_run": last_run(course, assignment),
     }
     data["plots"] = _plots(out_dir, data, scored)
+    data["similarity"] = similarity.write(course, assignment, [r.student for r in scored], out_dir)
     page = out_dir / "index.html"
     page.write_text(_TEMPLATES.get_template("report.html.j2").render(**data, pts=points, num=_num))
     return page
@@ -135,14 +138,14 @@ def time_stats(scored: list) -> dict | None:
 
 
 def last_run(course: Course, assignment: str) -> dict | None:
-    path = engine.last_run_path(course, assignment)
+    path = course.last_run_path(assignment)
     return json.loads(path.read_text()) if path.exists() else None
 
 
 def _statuses(everyone: list) -> list:
-    """(status, count) in the order of results.STATUSES, for the statuses present."""
+    """(status, count) in the order of outcome.STATUSES, for the statuses present."""
     counts = Counter(r.status for r in everyone)
-    return [(status, counts[status]) for status in results.STATUSES if counts[status]]
+    return [(status, counts[status]) for status in outcome.STATUSES if counts[status]]
 
 
 def _num(x: float, digits: int = 1) -> str:

@@ -12,12 +12,23 @@ import warnings
 import numpy as np
 
 from . import budget, sandbox
-from .checks import PartAborted, StudentError
 from .worker.invoke import describe_exception, execute, inputs as _inputs
 from .worker.protocol import Described, ProtocolError, decode, encode
 from .worker.rebind import rebind
 
 _UNASKED = "a message that answers nothing the grader asked"
+
+
+class StudentError(Exception):
+    """The student's code raised, or its result cannot be read."""
+
+
+class PartAborted(Exception):
+    """The part cannot go on: a timeout, a crash or a limit of the worker."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
 
 
 @contextlib.contextmanager

@@ -18,16 +18,21 @@ import shutil
 import stat
 from pathlib import Path
 
+from .text import shown
+
 MAX_BYTES = 64 * 2**20      # a lab notebook is under 1 MB; a larger file is not read
 
 
-_SAFE_ID = re.compile(r"[A-Za-z0-9@+][A-Za-z0-9._@+-]{0,99}")
+_SAFE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._@+-]{0,99}")
 
 
 def unsafe_id(text: str) -> str:
-    """Why `text` cannot name a student or a file of a submission ('' if it can)."""
+    """Why `text` cannot name a student or a file of a submission ('' if it can). An id starts
+    with a letter, a digit or _: spreadsheets read a cell that starts with = + - @ as a formula,
+    and nbgrader export writes ids as they are."""
     if not _SAFE_ID.fullmatch(text) or ".." in text:
-        return f"{text!r} is not a valid id (letters, digits and . _ @ + - only, no '..')"
+        return (f"{shown(repr(text), 120)} is not a valid id (letters, digits and . _ @ + - only, starting "
+                "with a letter, a digit or _; no '..')")
     return ""
 
 
@@ -177,15 +182,16 @@ class _Snapshot:
 
 
 COLLECTED = "attnlab_collect.json"   # what SafeCollect saw of a submission's time, if it is odd
-SET_BACK = 60                        # seconds between nbgrader submit's time and its last copy
+SKEW = 5        # seconds two clocks may disagree by: nbgrader submit's (timestamp.txt) and the
+                # file system's (ctime; over NFS, the file server's clock)
 
 
 def note_set_back(folder: str, changed: float) -> str:
     """Where `folder`/timestamp.txt (a snapshot's, read already) says the submission was made
-    more than SET_BACK seconds before anything in it last changed, keep both times in COLLECTED
-    for the grader: the time may have been set back by hand (or the exchange was copied since,
-    which changes every ctime: a human judges). A COLLECTED the student wrote is removed. The
-    warning for the log ('' if the times agree)."""
+    more than SKEW seconds before anything in it last changed (its ctime, which the kernel sets
+    and no student can), keep both times in COLLECTED: lateness is then judged at the later one
+    (`judged_time`). A COLLECTED the student wrote is removed. The warning for the log ('' if
+    the times agree)."""
     path = os.path.join(folder, COLLECTED)
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
@@ -193,22 +199,42 @@ def note_set_back(folder: str, changed: float) -> str:
         os.unlink(path)
     claimed = submission_time(Path(folder))
     changed_at = datetime.datetime.fromtimestamp(changed, datetime.timezone.utc).replace(tzinfo=None)
-    if claimed is None or claimed >= changed_at - datetime.timedelta(seconds=SET_BACK):
+    if claimed is None or claimed >= changed_at - datetime.timedelta(seconds=SKEW):
         return ""
     with open(path, "x") as file:
         json.dump({"timestamp": claimed.isoformat(" "), "changed": changed_at.isoformat(" ")}, file)
     return set_back(Path(folder))
 
 
-def set_back(folder: Path) -> str:
-    """What COLLECTED in a submission folder says ('' without one, or one that is not SafeCollect's)."""
+def _collected(folder: Path) -> dict | None:
+    """What SafeCollect saw of a submission's time (COLLECTED), None without it."""
     try:
         seen = json.loads(read(Path(folder) / COLLECTED, limit=4096))
-        return (f"timestamp.txt says {seen['timestamp'][:26]} UTC, but when nbgrader collect copied the "
-                f"submission it had last changed at {seen['changed'][:26]} UTC: the time may have been set "
-                "back (lateness is judged by timestamp.txt)")
+        return {"timestamp": datetime.datetime.fromisoformat(seen["timestamp"]),
+                "changed": datetime.datetime.fromisoformat(seen["changed"])}
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def judged_time(folder: Path):
+    """The time lateness is judged at: timestamp.txt's, or where SafeCollect found that it
+    claims an earlier time than the submission last changed, the later of the two (a claim
+    that disagrees with the kernel never scores better than what the kernel saw). None and
+    StudentFileError as `submission_time`."""
+    claimed, seen = submission_time(folder), _collected(folder)
+    return claimed if claimed is None or seen is None else max(claimed, seen["changed"])
+
+
+def set_back(folder: Path) -> str:
+    """What COLLECTED in a submission folder says ('' without one, or one that is not SafeCollect's)."""
+    seen = _collected(folder)
+    if seen is None:
         return ""
+    return (f"timestamp.txt says {seen['timestamp']} UTC, but when nbgrader collect copied the submission "
+            f"it had last changed at {seen['changed']} UTC (the kernel's time, which no student sets): the "
+            "time may have been set back, and lateness is judged at the later time (if the exchange was "
+            f"copied or restored after the submission, which renews every such time, delete {COLLECTED} "
+            "from the submission folder to judge by timestamp.txt)")
 
 
 def _copy_file(name: str, dir_fd: int, dest: str, room: int) -> int | None:

@@ -29,14 +29,23 @@ class Inspection:
     notes: list = field(default_factory=list)
 
 
-def load(path) -> tuple:
-    """(notebook, notes): duplicated cell ids are renamed here, deterministically, and reported."""
+EXTRA_CELLS = 1000      # cells a student may add to the release's: scratch work, not a million
+
+
+def load(path, max_cells: int = EXTRA_CELLS) -> tuple:
+    """(notebook, notes): duplicated cell ids are renamed here, deterministically, and reported.
+    Unreadable past `max_cells` cells (1.2 million empty ones took the grader 3 to 5 minutes and
+    ran it out of memory)."""
     try:
         data = json.loads(student_files.read(path).decode("utf-8"))
     except student_files.StudentFileError as exc:
         raise Unreadable(str(exc)) from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
         raise Unreadable(f"not a readable notebook: {type(exc).__name__}: {str(exc)[:200]}") from None
+    found = len(data["cells"]) if isinstance(data, dict) and isinstance(data.get("cells"), list) else 0
+    if found > max_cells:
+        raise Unreadable(f"the notebook has {found:,} cells, more than the {max_cells:,} graded at most: "
+                         "remove the cells you added")
     if isinstance(data, dict) and data.get("nbformat") == 3:   # upgraded, as Jupyter and nbgrader do
         try:
             data = json.loads(json.dumps(nbformat.convert(nbformat.from_dict(data), 4)))

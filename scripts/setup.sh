@@ -16,6 +16,11 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q -e '.[dev]'
+# formgrader reads the gradebook as it is now, not as it was when it first loaded a row
+# (autograder/nbgrader_plugins.py): every Jupyter server of this environment loads the extension
+mkdir -p .venv/etc/jupyter/jupyter_server_config.d
+echo '{"ServerApp": {"jpserver_extensions": {"autograder.nbgrader_plugins": true}}}' \
+  > .venv/etc/jupyter/jupyter_server_config.d/attnlab.json
 # pip compiles what it installs, but not an editable project: compile it here, so that a
 # Python that does not write bytecode (PYTHONDONTWRITEBYTECODE) does not compile it at each start
 .venv/bin/python -m compileall -q autograder >/dev/null

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from autograder import budget, examples, notebooks
+from autograder import budget, examples, labs, notebooks
 from conftest import ROOT, copy_course, run_tool
 
 SPIN = "while True: pass"
@@ -134,8 +134,7 @@ def softmax(z):
 
 LOOPS = {
     # the example class's infinite loop, in a function that later cells and every check call
-    "loop_in_a_call": examples.parse_answers((ROOT / "autograder" / "examples" / "lab05_transformers" /
-                                              "eli.py").read_text()),
+    "loop_in_a_call": examples.parse_answers((labs.folder("lab05_transformers") / "examples" / "eli.py").read_text()),
     "loop_in_a_cell": {"layer_norm": _answers("lab05_transformers")["layer_norm"] + "\nwhile True:\n    pass\n"},
 }
 LIMITS = ("--call-timeout", "1", "--cell-timeout", "1", "--submission-timeout", "12")

@@ -71,16 +71,19 @@ def test_statuses_are_explicit(course):
 
 
 def test_results_json_follows_gradescope_format(course):
+    """One layout (results.to_json): test N is part N with its score, tests N.M its checks with
+    none, so that the scored tests add up to the score (no late penalty in this class)."""
     for student, result in load_results(course).items():
         assert set(result) >= {"score", "execution_time", "output", "tests", "visibility"}
-        assert sum(t["score"] for t in result["tests"]) == pytest.approx(result["score"])
-        assert sum(t["max_score"] for t in result["tests"]) == result["extra_data"]["max_score"]
-        checks = [t for t in result["tests"] if "manual" not in t["tags"]]
-        assert sum(t["max_score"] for t in checks) == 100       # the rest: written answers, graded by hand
-        for test in checks:
-            assert test["name"].split(": ", 1)[0] in suite.parts
+        assert sum(t.get("score", 0) for t in result["tests"]) == pytest.approx(result["score"])
+        parts = [t for t in result["tests"] if "." not in t["number"] and "manual" not in t["tags"]]
+        assert [t["name"].split(" [")[0] for t in parts] == list(suite.parts)
+        assert sum(t["max_score"] for t in parts) == 100       # the rest: written answers, graded by hand
+        for test in parts:
             assert test["status"] in ("passed", "failed") and test["visibility"] == "visible"
             assert 0 <= test["score"] <= test["max_score"]
+        for test in (t for t in result["tests"] if "." in t["number"]):
+            assert "score" not in test and test["name"].split(": ", 1)[0] in suite.parts
             assert isinstance(test["output"], str)
 
 
@@ -197,14 +200,14 @@ def test_zip_collect_takes_an_lms_download(tmp_path):
 
 def test_grades_csv_has_one_line_per_student_whatever_the_error_text(tmp_path):
     """A student's error message with newlines cannot make a line that reads as another row."""
-    from autograder import results
+    from autograder import outcome, results
     suite = labs.load(ASSIGNMENT).suite
-    forged = results.ungraded("a_attacker", ASSIGNMENT, suite, "unreadable", "bad\nb_honest,graded,0\r\n=1+1")
-    honest = results.ungraded("b_honest", ASSIGNMENT, suite, "missing", "")
+    forged = outcome.ungraded("a_attacker", ASSIGNMENT, suite, "unreadable", "bad\nb_honest,graded,0\r\n=1+1")
+    honest = outcome.ungraded("b_honest", ASSIGNMENT, suite, "missing", "")
     results.write_csv(tmp_path / "grades.csv", [forged, honest], list(suite.parts))
     lines = (tmp_path / "grades.csv").read_text().splitlines()
     assert len(lines) == 3 and [line.split(",")[0] for line in lines[1:]] == ["a_attacker", "b_honest"]
-    assert "unreadable: bad b_honest,graded,0 =1+1" in lines[1]
+    assert "unreadable: bad b_honest,graded,0\\x0d =1+1" in lines[1]      # a carriage return, shown
 
 
 def test_moved_cells_run_in_the_release_order():

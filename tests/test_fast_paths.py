@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from autograder import cli, engine, grading, labs, sandbox, secret
-from autograder.checks import PartAborted, StudentError
+from autograder.runners import PartAborted, StudentError
 from autograder.course import open_course
 from autograder.runners import SandboxRunner
 from autograder.worker.invoke import Call

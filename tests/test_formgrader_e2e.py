@@ -119,3 +119,36 @@ def test_a_manual_score_and_comment_reach_grades_csv_and_the_feedback(page, serv
     assert page.get_by_test_id("total").inner_text() == f"{before - 5.5 + 7:g} / {row['max_score']}"
     assert "Subtract the row maximum first." in page.get_by_test_id("comment").first.inner_text()
     page.screenshot(path=ARTIFACTS / "feedback-after-manual-grading.png", full_page=True)
+
+
+def test_after_a_regrade_formgrader_shows_the_new_automatic_score_and_emptying_the_box_restores_it(page, server, course):
+    """formgrader kept the rows it had loaded: after ben's fixed resubmission was graded, his page
+    still showed the earlier automatic score, and emptying the score box left the part marked
+    for review. (The previous test loaded ben's page and saved a score of 7.)"""
+    from test_cycle import solved
+    _, link = submissions(page, server)["ben"]
+    page.goto(f"{server}{link}")
+    page.wait_for_function("formgrader.grades.loaded && formgrader.comments.loaded")
+    assert page.locator("#test_softmax").get_attribute("placeholder") == "5.5"
+    (course / "submitted" / "ben" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").write_text(solved())
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
+    page.goto(f"{server}{link}")
+    page.wait_for_function("formgrader.grades.loaded && formgrader.comments.loaded")
+    box = page.locator("#test_softmax")
+    assert (box.get_attribute("placeholder"), box.input_value()) == ("8", "7")
+    assert "needs_manual_grade" in box.get_attribute("class")            # to review: scored before
+    box.fill("")
+    page.locator("#test_softmax_extra_credit").click()                   # leaving the field saves it
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with open_course(course).gradebook() as gb:
+            cell = next(g for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "ben").grades
+                        if g.name == "test_softmax")
+            state = (cell.manual_score, cell.needs_manual_grade)
+        if state == (None, False):
+            break
+        time.sleep(0.5)
+    assert state == (None, False)
+    run_tool("attnlab", "feedback", ASSIGNMENT, "--student", "ben", cwd=course)
+    row = grades(course)["ben"]
+    assert row["softmax"] == "8" and "to review" not in row["needs_attention"]

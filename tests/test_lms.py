@@ -4,6 +4,7 @@ are refused before they reach formgrader."""
 import csv
 import io
 import json
+import shutil
 import zipfile
 from datetime import datetime
 
@@ -15,9 +16,9 @@ from test_cycle import solved, stub
 
 
 def test_unsafe_ids_are_named():
-    for bad in ("..", "a/b", "a\\b", "x\ny", "", ".hidden", "a..b", "$x$"):
+    for bad in ("..", "a/b", "a\\b", "x\ny", "", ".hidden", "a..b", "$x$", "@SUM(1)", "+cmd", "-x", "=1+1"):
         assert unsafe_id(bad), bad
-    for good in ("ada", "s1234567", "ada.lovelace@uni.edu", "2001"):
+    for good in ("ada", "s1234567", "ada.lovelace@uni.edu", "2001", "_ta"):
         assert not unsafe_id(good), good
     for bad in ("..", "../x", "a/b", ".x", "a\x00b", ""):
         assert unsafe_name(bad), bad
@@ -43,7 +44,7 @@ def test_zip_collect_takes_ids_only_from_the_lms_names(tmp_path):
         z.writestr("doe_2001_1002_Lab05 Transformers (1).ipynb", solved())      # renamed, mapped id
         z.writestr(f"mallory_mal_1003_{ASSIGNMENT}.zip", uploaded.getvalue())
         z.writestr(f"evil_a..b_1005_{ASSIGNMENT}.ipynb", solved())
-        z.writestr(f"tardy_LATE_cara_1007_{ASSIGNMENT}.ipynb", solved())       # the LMS's late marker
+        z.writestr(f"tardy_LATE_cara_1007_{ASSIGNMENT}.ipynb", solved())       # the LMS's late marker, no time
         z.writestr(f"nested/dir/q_victim2_1006_{ASSIGNMENT}.ipynb", solved())
         z.writestr(f"fox_fox_1008_{ASSIGNMENT}.ipynb", solved().replace("Multi-head", "FOX-MARKER"))
     damaged = (archive / "submissions.zip").read_bytes().replace(b"FOX-MARKER", b"FOX-MARKEX")   # its CRC fails
@@ -56,8 +57,15 @@ def test_zip_collect_takes_ids_only_from_the_lms_names(tmp_path):
     assert sorted(p.name for p in (course / "submitted").iterdir()) == ["ada", "cara", "dora"]
     rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
     assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {
-        "ada": ("graded", "100"), "cara": ("graded", "0"), "dora": ("graded", "100")}
-    assert rows["cara"]["late_penalty"] == "100" and rows["ada"]["late"] == ""
+        "ada": ("graded", "100"), "cara": ("graded", "100"), "dora": ("graded", "100")}
+    # Canvas says late, not when: not one second late (a zero under a per-day policy), but unknown
+    assert rows["cara"]["late_penalty"] == "0" and rows["ada"]["late"] == ""
+    assert rows["cara"]["late"].startswith("late by the LMS's mark, time unknown")
+    assert "late, time unknown" in rows["cara"]["needs_attention"]
+    (course / "submitted" / "cara" / ASSIGNMENT / "timestamp.txt").write_text("2026-01-10 14:00:00 UTC")
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)      # the instructor puts the time
+    cara = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}["cara"]
+    assert (cara["score"], cara["late_penalty"]) == ("0", "100") and cara["late"].startswith("2 h 0 min late")
     dora = json.loads((course / "autograded" / "dora" / ASSIGNMENT / "results.json").read_text())
     assert any("the only notebook submitted" in n for n in dora["extra_data"]["notes"])
 
@@ -143,3 +151,84 @@ def test_a_download_unzipped_into_a_folder_is_collected_and_a_link_is_named(tmp_
     assert f"Skipped {unzipped / 'deeper'}: a folder in a folder of the download" in out.stderr, out.stderr
     rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
     assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {"ada": ("graded", "100"), "quinn": ("graded", "0")}
+
+
+def _download(course, members: dict):
+    archive = course / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(archive / "submissions.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in members.items():
+            z.writestr(name, text)
+    return archive / "submissions.zip"
+
+
+def test_an_id_neither_mapped_nor_on_the_roster_is_named_with_the_closest(tmp_path):
+    """A typo in lms_ids made a real student look missing and graded the file as a stranger's,
+    silently: the warning names the file and the closest known ids; 'skip' leaves it out."""
+    course = copy_course(tmp_path / "typo")
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write('\nc.AttnLab.lms_ids = {"20001": "ada", "20020": "bob"}\n')
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    for student in ("ada", "bob", "cy"):
+        run_tool("nbgrader", "db", "student", "add", student, cwd=course)
+    _download(course, {f"lovelace_20001_1_{ASSIGNMENT}.ipynb": solved(), f"b_20021_2_{ASSIGNMENT}.ipynb": solved(),
+                       f"c_cy_3_{ASSIGNMENT}.ipynb": solved()})
+    out = run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course)
+    assert (f"nbgrader: Collected b_20021_2_{ASSIGNMENT}.ipynb: the id '20021' is neither in c.AttnLab.lms_ids nor "
+            "a student of the gradebook (closest known: 20020, 20001)") in out.stderr, out.stderr
+    assert "lovelace" not in out.stderr and f"c_cy_3" not in out.stderr
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write('\nc.AttnLab.lms_unknown_ids = "skip"\n')
+    shutil.rmtree(course / "submitted" / "20021")            # the stranger graded the first time, removed
+    with open_course(course).gradebook() as gb:
+        gb.remove_student("20021")
+    out = run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course)
+    assert f"nbgrader: Skipped b_20021_2_{ASSIGNMENT}.ipynb: the id '20021'" in out.stderr
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["ada", "cy"]
+
+
+def test_the_grades_go_back_to_the_lms_under_its_ids(tmp_path):
+    """Canvas's gradebook import: its columns, the LMS's ids (lms_ids read backwards), the column
+    named as Canvas's export names it; a student who never submitted gets 0."""
+    course = copy_course(tmp_path / "back")
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write('\nc.AttnLab.lms_ids = {"20001": "ada"}\nc.AttnLab.lms_columns = {"%s": "Lab 05 (4321)"}\n' % ASSIGNMENT)
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    with open_course(course).gradebook() as gb:
+        gb.update_or_create_student("ada", first_name="Ada", last_name="Lovelace")
+        gb.update_or_create_student("erin", first_name="Erin", last_name="Absent")
+    _download(course, {f"lovelace_20001_1_{ASSIGNMENT}.ipynb": solved(), f"q_quinn_2_{ASSIGNMENT}.ipynb": stub()})
+    run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course)
+    out = run_tool("attnlab", "lms-grades", ASSIGNMENT, cwd=course)
+    path = course / "grades" / f"{ASSIGNMENT}-lms.csv"
+    assert out.stdout.strip() == str(path)
+    rows = list(csv.reader(open(path)))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 05 (4321)"]
+    assert rows[1:] == [["Lovelace, Ada", "20001", "", "", "", "100"], ["Absent, Erin", "erin", "", "", "", "0"],
+                        ["quinn", "quinn", "", "", "", "0"]]
+
+
+def test_an_archive_member_that_unpacks_to_gigabytes_is_charged_to_its_student(tmp_path):
+    """A 1 MiB member that unpacked to 1 GiB wrote 2 GiB: what a student's files unpack to, and
+    how many there are, is bounded; that student is skipped with a warning, everyone else is
+    collected and keeps their exact score, and little is written."""
+    course = copy_course(tmp_path / "bomb")
+    run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    archive = course / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "submissions.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(f"lovelace_ada_1_{ASSIGNMENT}.ipynb", solved())
+        with z.open(f"mal_mal_2_{ASSIGNMENT}.ipynb", "w", force_zip64=True) as member:
+            for _ in range(200):                      # 200 MiB of spaces: about 200 KiB compressed
+                member.write(b" " * 2**20)
+        for i in range(101):                          # a student who uploaded 101 files
+            z.writestr(f"many_many_3_notes{i}.ipynb", "{}")
+        z.writestr(f"quinn_quinn_4_{ASSIGNMENT}.ipynb", stub())
+    assert (archive / "submissions.zip").stat().st_size < 2**20
+    out = run_tool("attnlab", "grade", ASSIGNMENT, "--zip-collect", "--quiet", cwd=course)
+    assert f"Skipped the files of 'mal' in {archive / 'submissions.zip'}: they unpack to more than 64 MiB" in out.stderr
+    assert "Skipped the files of 'many'" in out.stderr and "more than 100 files of one student" in out.stderr
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades" / f"{ASSIGNMENT}.csv"))}
+    assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {"ada": ("graded", "100"), "quinn": ("graded", "0")}
+    written = sum(p.stat().st_size for top in ("downloaded", "submitted") for p in (course / top).rglob("*") if p.is_file())
+    assert written < 4 * 2**20, written

@@ -9,8 +9,7 @@ import pytest
 from matplotlib.image import imread
 
 from autograder import demo, labs, report
-from autograder.checks import CheckResult, PartResult
-from autograder.results import Result
+from autograder.outcome import CheckResult, PartResult, Recorded, Result
 from conftest import ASSIGNMENT, ROOT, fixed_secret, run_tool
 
 SCORED = ("graded", "partly graded")
@@ -142,7 +141,7 @@ def test_mistakes_are_counted_once_per_student_and_part():
 
 def test_extra_credit_above_the_maximum_counts_in_the_top_bin_and_as_full_marks():
     def result(student, score):
-        return Result(student, ASSIGNMENT, "graded", [], recorded={"score": score, "max_score": 118.0})
+        return Result(student, ASSIGNMENT, "graded", [], recorded=Recorded(score, score, 118.0))
     stats = report.score_stats([result("ada", 120.0), result("bob", 92.0), result("cy", 118.0)])
     assert sum(count for _, count in stats["bins"]) == stats["n"] == 3
     assert dict(stats["bins"])["90–100"] == 2 and stats["full"] == 2

@@ -4,10 +4,11 @@ UTF-8, forged nbgrader files, HTML for the grader's browser. One batch, attacker
 honest students; graded with one slot and with two."""
 import json
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 import pwd
 import re
 import shutil
+import time
 
 import nbformat
 import pytest
@@ -431,3 +432,36 @@ def test_a_decoy_dated_before_the_due_date_does_not_hide_a_late_entry():
         record["checked"] = True
     assert collect._sort_by_timestamp([decoy, late]) == [late]
     assert collect._sort_by_timestamp([decoy]) == [decoy]       # dropped by init_src
+
+
+def test_a_time_set_back_within_the_old_tolerance_is_judged_by_the_kernels_time(tmp_path):
+    """A late student who set timestamp.txt back 50 s (under the 60 s tolerance) scored 100
+    with no flag, while an honest student 18 s late got 0 under a zero-penalty policy. A claim
+    more than a few seconds before the entry's ctime is flagged and judged at the later time; a
+    few seconds of clock skew (NFS) is not."""
+    course, inbound = exchange_course(tmp_path, 'c.LateSubmissionPlugin.penalty_method = "zero"')
+    due = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=4)
+    run_tool("nbgrader", "db", "assignment", "add", ASSIGNMENT, f"--duedate={due:%Y-%m-%d %H:%M:%S} UTC", cwd=course)
+
+    def entry(student: str, claimed: datetime) -> None:
+        stamp = claimed.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+0123abcd"
+        folder.mkdir(parents=True)
+        (folder / NB).write_text(notebook(SOLVED))
+        (folder / "timestamp.txt").write_text(stamp)
+    now = datetime.now(timezone.utc)
+    entry("h_on_time", now)
+    entry("h_skewed_clock", now - timedelta(seconds=3))        # the file server's clock runs ahead
+    time.sleep((due - datetime.now(timezone.utc)).total_seconds() + 2)
+    now = datetime.now(timezone.utc)
+    entry("h_late", now)
+    entry("t_set_back", now - timedelta(seconds=50))           # claims to be well before the due date
+    out = run_tool("nbgrader", "collect", "--update", ASSIGNMENT, cwd=course)
+    assert "t_set_back" in out.stderr and "the time may have been set back" in out.stderr
+    run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
+    found = {s: json.loads((course / "autograded" / s / ASSIGNMENT / "results.json").read_text())
+             for s in ("h_on_time", "h_skewed_clock", "h_late", "t_set_back")}
+    assert {s: r["score"] for s, r in found.items()} == \
+        {"h_on_time": 100.0, "h_skewed_clock": 100.0, "h_late": 0.0, "t_set_back": 0.0}
+    assert [bool(r["extra_data"]["tampering"]) for r in found.values()] == [False, False, False, True]
+    assert "lateness is judged at the later time" in found["t_set_back"]["extra_data"]["tampering"][0]

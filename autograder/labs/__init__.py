@@ -33,5 +33,10 @@ def load(assignment: str):
     return importlib.import_module(f"{__name__}.{packages()[assignment]}")
 
 
+def folder(assignment: str) -> Path:
+    """The lab's package folder: its suite, catalogue, visible cases, reference and examples."""
+    return Path(__file__).parent / packages()[assignment]
+
+
 def reference_path(assignment: str) -> Path:
-    return Path(__file__).parent / packages()[assignment] / "reference.py"
+    return folder(assignment) / "reference.py"

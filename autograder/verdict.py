@@ -1,0 +1,112 @@
+"""The rules of a verdict, the same for the hidden checks (checks.py) and the visible ones in the
+student's notebook (student_checks.py): the tolerance a result is held to, what a failed check
+raises, when an input was modified in place, when randomness does not come from `rng`, when a
+student's outcome is a catalogued mistake's, and when a mistake may be named at all.
+
+This module needs only NumPy and is copied verbatim into the student helper.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .compare import close
+from .worker.invoke import inputs
+
+# float64 inputs, float64 reference. Correct float64 computations differ by far less on the
+# hidden inputs (75 written to round differently: 1e-10 relative, 2e-11 absolute at most; a check
+# states a looser tolerance where a sound formula loses more), while a result computed in
+# float32 is off by up to 6e-8: it fails on every input, not on some.
+TOL = {"rtol": 1e-8, "atol": 1e-10}
+
+# The messages of the mistakes that a check recognises itself (no catalogue entry reproduces them)
+IN_PLACE = ("the function writes into an array it was given (an augmented assignment such as -= or "
+            "/=, or an assignment into a slice of an argument), so the caller's array changes too",
+            "compute into a new array: write z = z - m instead of z -= m, or work on z.copy()")
+FOREIGN_RNG = ("the random draws do not come from the generator passed in as `rng` (np.random, or a "
+               "generator made inside the function), so the same seed does not give the same result",
+               "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
+SEED_IGNORED = ("the result does not depend on the generator passed in as `rng`: nothing random is drawn "
+                "from it (or what is drawn is not used), or a generator with a fixed seed of its own is "
+                "made inside the function, so every seed gives the same result",
+                "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
+
+
+class CheckFailed(AssertionError):
+    """A check's expectation does not hold for the student's code. `cause`: a (message, fix) the
+    check itself recognises (an input modified in place); `firm`: shown against the reference
+    or the required form, whatever the student's other results hold (any other failure may
+    rest on comparing the student's own results with each other, which NaN defeats)."""
+
+    def __init__(self, message: str, cause=None, firm: bool = False):
+        super().__init__(message)
+        self.cause = cause
+        self.firm = firm or cause is not None
+
+
+@dataclass(frozen=True)
+class Raised:
+    """The student's call raised: `text` is `raised Type: message (where)` (invoke.describe_exception)."""
+    text: str
+
+    def matches(self, exc) -> bool:
+        """`exc` (an exception, or a mistake's Raised) is the same exception: its type and
+        message start the student's text."""
+        head = exc.text if isinstance(exc, Raised) else f"raised {type(exc).__name__}: {exc}"
+        return self.text == head or self.text.startswith(head + " (") or (
+            self.text.endswith("...") and head.startswith(self.text[:-3]))
+
+
+def modified_input(call, given) -> str | None:
+    """What `call` did to its input arrays, of which `given` holds the copies after the call
+    (None if it left them as they were)."""
+    for original, after in zip(inputs(call), given):
+        if after.shape != original.shape or not np.array_equal(after, original, equal_nan=True):
+            return f"an input array of shape {original.shape} was modified in place"
+    return None
+
+
+def rng_problem(same_seed: list, other_seeds: list):
+    """The property of code that draws from the generator it is given, judged on its results:
+    `same_seed`, results from generators made from one seed (with np.random's global state
+    moved in between); `other_seeds`, results from other seeds. FOREIGN_RNG, SEED_IGNORED or
+    None."""
+    if any(not _equal(same_seed[0], other) for other in same_seed[1:]):
+        return FOREIGN_RNG
+    if other_seeds and all(_equal(same_seed[0], other) for other in other_seeds):
+        return SEED_IGNORED
+    return None
+
+
+def _equal(a, b) -> bool:
+    items = (lambda v: list(v) if isinstance(v, tuple) else [v])
+    first, second = items(a), items(b)
+    return len(first) == len(second) and all(np.array_equal(x, y) for x, y in zip(first, second))
+
+
+def same_outcome(got, mistake, rtol: float, atol: float, overflow_alike: bool = False) -> bool:
+    """The student's outcome (a value, or the Raised of their exception) is a mistake's (a value,
+    or its exception or Raised). `overflow_alike`: inf and nan count as one (an overflow leaves
+    either)."""
+    if isinstance(got, Raised) or isinstance(mistake, (BaseException, Raised)):
+        return isinstance(got, Raised) and isinstance(mistake, (BaseException, Raised)) and got.matches(mistake)
+    if overflow_alike:
+        got, mistake = _overflowed(got), _overflowed(mistake)
+    return close(got, mistake, rtol, atol)
+
+
+def _overflowed(value):
+    if isinstance(value, tuple):
+        return tuple(_overflowed(v) for v in value)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return value
+    return np.where(np.isfinite(array), array, np.nan)
+
+
+def only_fit(fits: list):
+    """The (message, fix) to name, of the catalogued mistakes that fit the student's outcomes
+    (`fits`): the one message they share, or None when none fits or two that say different
+    things do (the inputs cannot tell them apart: naming one would mislead half the students
+    who made the other)."""
+    return min(fits) if len({message for message, _ in fits}) == 1 else None
