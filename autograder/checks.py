@@ -132,6 +132,14 @@ class Suite:
             return impl
         return register
 
+    def recognised(self, part: str, key: str, message: str, fix: str = "") -> Mistake:
+        """Register a mistake of `part` that one of its checks recognises itself (raising
+        CheckFailed with it as the cause) rather than by reproducing the student's results: one
+        whose results depend on the student's own random draws, or on the type returned."""
+        mistake = Mistake(part, key, message, None, fix)
+        self.parts[part].mistakes.append(mistake)
+        return mistake
+
     def earlier(self, part: str) -> list:
         names = list(self.parts)
         return names[:names.index(part)]
@@ -158,6 +166,15 @@ class Suite:
             total = sum(c.points for c in part.checks)
             if abs(total - part.points) > 1e-9:
                 raise ValueError(f"{self.lab}/{part.name}: checks give {total} points, part has {part.points}")
+
+
+def halfway_float32(x: np.ndarray) -> np.ndarray:
+    """`x` moved (by less than a float32 step) to halfway between its two nearest float32
+    numbers: a float32 result that passes it through misses it by half a step, at least 3e-8 of
+    it, three times FLOAT64's rtol, whatever the draw (nearer a float32 number, it may not)."""
+    nearest = x.astype(np.float32)
+    below = np.where(nearest > x, np.nextafter(nearest, np.float32(-np.inf)), nearest)
+    return (below.astype(float) + np.nextafter(below, np.float32(np.inf)).astype(float)) / 2
 
 
 def float32_numbers(value) -> bool:
@@ -449,7 +466,8 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
         if all(got is None for _, got in trial.observed):
             result.diagnosis, result.fix = NO_RETURN.message, NO_RETURN.fix
             continue
-        named = verdict.only_fit([(m.message, m.fix) for m in part.mistakes if explains(suite, m, trial, trials, outputs)])
+        named = verdict.only_fit([(m.message, m.fix) for m in part.mistakes
+                                  if m.impl and explains(suite, m, trial, trials, outputs)])
         if named:
             result.diagnosis, result.fix = named
 
@@ -458,7 +476,9 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
     """`mistake` reproduces every result of the failed check and differs from the reference on
     one of them. On the other checks it reproduces every value the student returned, except
     where the student passed and the mistake gives the reference's result too (a draw made
-    another way) or where the student's code raised (a second mistake may raise first)."""
+    another way) or where both raised, another exception (a second mistake may raise first).
+    Where the student's code raised and the mistake returns a value, the mistake is not what
+    the student made (an index out of range on one axis is not one on another)."""
     differs = False
     for call, got in failed.observed:
         wrong = _mistake_result(suite, mistake, call, outputs)
@@ -473,7 +493,7 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
             continue
         for call, got in trial.observed:
             wrong = _mistake_result(suite, mistake, call, outputs)
-            if isinstance(got, Raised) or _same(got, wrong, trial.check.tol):
+            if isinstance(got, Raised) and isinstance(wrong, BaseException) or _same(got, wrong, trial.check.tol):
                 continue
             if result.status != "passed" or isinstance(wrong, BaseException) or not close(
                     wrong, trial.reference(call), *_tolerances(trial.check.tol)):

@@ -90,7 +90,10 @@ PARTIAL_CREDIT = [
     "  that every correct use of the generator has (reproducible with a seed, only allowed",
     "  outcomes, frequencies within five standard deviations), never against the reference's draws.",
     "- Hidden inputs are drawn per check from a seed mixed with a per-student secret, so students",
-    "  see different inputs; every check and every diagnosis holds for any of them.",
+    "  see different inputs; every check and every diagnosis holds for any of them. The inputs are",
+    "  built so that a systematic mistake (a wrong scale, axis or mask, float32 arithmetic, a",
+    "  missing term) shows by a wide margin on every draw or on none: the same code earns the same",
+    "  points for every student (the tests grade each mistake of the banks under 16 student ids).",
     "",
     "## Diagnoses",
     "",
@@ -98,14 +101,15 @@ PARTIAL_CREDIT = [
     "part. A mistake is named only if it reproduces the student's results on the failed check",
     "(values within the check's tolerance, or the same exception with the same message) and differs",
     "from the reference there, and if on every other check it reproduces the student's values",
-    "wherever it would itself be wrong or the student is: a look-alike mistake is never named, and",
-    "two mistakes at once get no diagnosis rather than a wrong one. When the student's code raises,",
-    "the message names the call with the shapes of its arrays and the exception. Some mistakes are",
-    "named by the check itself: an input written in place, draws that do not come from `rng`, a",
-    "missing `return`. A diagnosis names the mistake and the idea at once. Where the catalogue",
-    "also has the exact fix (the lists below give it after \"fix:\"), it is shown in the",
-    "notebook once the same visible check has failed three times, and in the feedback after the",
-    "due date.",
+    "wherever it would itself be wrong or the student is, and raises wherever the student's code",
+    "raised: a look-alike mistake is never named, and two mistakes at once get no diagnosis rather",
+    "than a wrong one. When the student's code raises, the message names the call with the shapes",
+    "of its arrays and the exception. Some mistakes are named by the check itself (they have no",
+    "results to reproduce): an input written in place, draws that do not come from `rng`, a missing",
+    "`return`, and those listed below that depend on the student's own draws. A diagnosis names the",
+    "mistake and the idea at once. Where the catalogue also has the exact fix (the lists below give",
+    "it after \"fix:\"), it is shown in the notebook once the same visible check has failed three",
+    "times, and in the feedback after the due date.",
     "",
 ]
 
@@ -188,6 +192,8 @@ def _mistake_outputs(suite, name, call, expected) -> list:
     from the expected one; an exception is recorded as its Raised text."""
     outputs = []
     for index, mistake in enumerate(suite.parts[name].mistakes):
+        if mistake.impl is None:    # recognised by a hidden check, not by its results
+            continue
         try:
             with np.errstate(all="ignore"):
                 wrong = execute(call, suite.namespace_with(mistake))[0]

@@ -67,9 +67,9 @@ def lm(token_ids, p: dict):
 
 # -- random parameters ---------------------------------------------------------------------
 
-def mha_weights(rng, d_model, scale=1.0):
+def mha_weights(rng, d_model):
     """(W_Q, W_K, W_V, W_O), scaled so that scores and outputs are of order one."""
-    return tuple(scale * rng.standard_normal((d_model, d_model)) / np.sqrt(d_model)
+    return tuple(rng.standard_normal((d_model, d_model)) / np.sqrt(d_model)
                  for _ in range(4))
 
 

@@ -112,6 +112,33 @@ def single_precision(z):
     return R.softmax(np.asarray(z, dtype=np.float32))
 
 
+@mistake("softmax", "only the numerator is shifted by the row maximum: the denominator sums the "
+         "unshifted exponentials, so every row is scaled by exp(-max) (and overflows for large "
+         "logits); shift both, or neither")
+def numerator_shifted_only(z):
+    return np.exp(z - z.max(axis=-1, keepdims=True)) / np.exp(z).sum(axis=-1, keepdims=True)
+
+
+@mistake("softmax", "the maximum is taken over another axis than the sum: softmax is unchanged only "
+         "by subtracting one constant per row, so the maximum must run over the last axis too")
+def max_over_other_axis(z):
+    e = np.exp(z - z.max(axis=0, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@mistake("softmax", "it divides by the mean of the exponentials instead of their sum, so each row "
+         "sums to n (its length)")
+def divided_by_mean(z):
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.mean(axis=-1, keepdims=True)
+
+
+@mistake("softmax", "the row maximum is added instead of subtracted, so large logits overflow")
+def max_added(z):
+    e = np.exp(z + z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 # ------------------------------------------------------------------- scaled dot-product family
 
 def _attention_mistakes(part, causal):
@@ -265,6 +292,16 @@ def no_mask(Q, K, V):
     return R.scaled_dot_product_attention(Q, K, V)
 
 
+@mistake("causal_attention", "the weights are the full softmax with the future zeroed and the rows "
+         "renormalised: equal on paper, but when a future score dominates a row, the weights of "
+         "the past underflow to 0 and the row becomes 0/0 = nan; add -inf to the future scores "
+         "before the softmax (eq. 8.34)")
+def renormalised_after_softmax(Q, K, V):
+    lower = np.tril(R.scaled_dot_product_attention(Q, K, V)[1])
+    w = lower / lower.sum(axis=-1, keepdims=True)
+    return w @ V, w
+
+
 @mistake("causal_attention", "the mask value is finite (such as -100 or -1000) instead of -inf: with large scores, or a row "
          "whose own scores are very negative, the future still gets weight",
          fix="put -np.inf above the diagonal: np.triu(np.full((N, N), -np.inf), k=1)")
@@ -377,6 +414,26 @@ def softmax_over_queries_mha(self, X, causal=False):
 @mistake("MultiHeadAttention", "the keys are computed with W_Q instead of W_K")
 def keys_from_w_q(self, X, causal=False):
     return _heads(self, X, _split, _merge, causal=causal, keys=self.W_Q)
+
+
+@mistake("MultiHeadAttention", "head c takes the columns c:c+d_k; it owns c*d_k:(c+1)*d_k, so the "
+         "heads overlap and the last columns are never used",
+         fix="Q[:, c * d_k:(c + 1) * d_k] (and the same for K and V)")
+def heads_overlap(self, X, causal=False):
+    split = lambda s, M: np.stack([M[:, c:c + s.d_k] for c in range(s.n_heads)])  # noqa: E731
+    return _heads(self, X, split, _merge, causal=causal)
+
+
+@mistake("MultiHeadAttention", "each head's score matrix is transposed (K Qᵀ, or einsum output "
+         "indices in the wrong order), so entry (i, j) scores key i against query j and the "
+         "softmax runs over the queries")
+def scores_transposed_mha(self, X, causal=False):
+    n = X.shape[0]
+    Q, K, V = (_split(self, X @ W) for W in (self.W_Q, self.W_K, self.W_V))
+    scores = K @ Q.transpose(0, 2, 1) / np.sqrt(self.d_k)
+    if causal:
+        scores = scores + _mask(n)
+    return _merge(self, R.softmax(scores) @ V) @ self.W_O
 
 
 # ------------------------------------------------------------------------ positional_encoding
@@ -500,6 +557,13 @@ def over_axis0(x, gamma=None, beta=None, eps=1e-5):
     return _ln(x, gamma, beta, eps, axis=0)
 
 
+@mistake("layer_norm", "the statistics are taken over axis 1, the last axis only for 2-D input: a "
+         "(batch, N, d) input is normalised over its positions",
+         fix="axis=-1")
+def over_axis1(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, gamma, beta, eps, axis=1)
+
+
 @mistake("layer_norm", "the statistics are taken over the whole array instead of each vector")
 def over_everything(x, gamma=None, beta=None, eps=1e-5):
     return _ln(x, gamma, beta, eps, axis=None)
@@ -535,6 +599,13 @@ def beta_assumed_with_gamma(x, gamma=None, beta=None, eps=1e-5):
 def beta_only_with_gamma(x, gamma=None, beta=None, eps=1e-5):
     x_hat = _ln(x, eps=eps)
     return x_hat if gamma is None else gamma * x_hat + (0.0 if beta is None else beta)
+
+
+@mistake("layer_norm", "when either gamma or beta is left out, both are replaced by their defaults, "
+         "so the one that was given is ignored; each defaults on its own",
+         fix="gamma = np.ones(d) if gamma is None else gamma, and beta = np.zeros(d) if beta is None else beta")
+def both_defaulted(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, eps=eps) if gamma is None or beta is None else _ln(x, gamma, beta, eps)
 
 
 @mistake("layer_norm", "the mean and variance are reduced without keeping their axis, so they "
@@ -639,6 +710,22 @@ def second_residual_from_normalised(self, x):
     t3 = self.attention.forward(_ln1(self, x), causal=True) + x
     t4 = _ln2(self, t3)
     return _ffn(self, t4) + t4
+
+
+@mistake("TransformerBlock", "both residuals add the normalised stream (T¹ and T⁴, x overwritten by "
+         "its layer norm); eqs. 8.42 and 8.45 add the un-normalised X and T³")
+def residuals_from_normalised(self, x):
+    t1 = _ln1(self, x)
+    t3 = t1 + self.attention.forward(t1, causal=True)
+    t4 = _ln2(self, t3)
+    return t4 + _ffn(self, t4)
+
+
+@mistake("TransformerBlock", "the second residual adds the block's input X instead of T³, so the "
+         "attention's output never reaches H: H = T⁵ + T³ (eq. 8.45)")
+def second_residual_from_input(self, x):
+    t3 = self.attention.forward(_ln1(self, x), causal=True) + x
+    return _ffn(self, _ln2(self, t3)) + x
 
 
 @mistake("TransformerBlock", "the first layer norm's parameters (ln1_*) are used for both layer "

@@ -5,7 +5,7 @@ sees the same hidden inputs. Expected values come from the reference in float64.
 """
 import numpy as np
 
-from ...checks import FLOAT32, ROUNDING, Suite, float32_numbers
+from ...checks import FLOAT32, ROUNDING, Suite, float32_numbers, halfway_float32
 from ...compare import kind, mismatch
 from . import calls as C
 from . import reference
@@ -127,8 +127,8 @@ def _(t):
 
 # --------------------------------------------------------------- scaled_dot_product_attention
 
-def qkv(t, n, d_k, d_v, scale=1.0):
-    return t.normal(n, d_k, scale=scale), t.normal(n, d_k, scale=scale), t.normal(n, d_v)
+def qkv(t, n, d_k, d_v):
+    return t.normal(n, d_k), t.normal(n, d_k), t.normal(n, d_v)
 
 
 def with_score(Q, K, i, j, value):
@@ -170,15 +170,37 @@ def _(t):
 
 @check("scaled_dot_product_attention", "a sequence of length 1", 1)
 def _(t):
-    """One token attends only to itself: weight 1, output = its value."""
-    t.expect_match(C.attention(*qkv(t, 1, 4, 3)))
+    """One token attends only to itself: weight 1, output = its value (halfway between two
+    float32 numbers, so that an output computed in float32 misses it whatever the draw)."""
+    Q, K, V = qkv(t, 1, 4, 3)
+    t.expect_match(C.attention(Q, K, halfway_float32(V)))
+
+
+def with_scores(t, S, d_k):
+    """(Q, K) whose scaled scores Q Kᵀ / √d_k are exactly the (N, N) matrix S, for d_k >= N:
+    K = √d_k U for U with orthonormal rows, Q = S U."""
+    U = np.linalg.qr(t.normal(d_k, len(S)))[0].T
+    return S @ U, np.sqrt(d_k) * U
+
+
+def row_shifts(t, n):
+    """n shifts from 1500 to 3000, evenly spaced, in a random order: np.exp of a row shifted so
+    overflows, and one maximum for all rows (3000) leaves the row at 1500 nothing but zeros."""
+    return 1500.0 * (1.0 + t.rng.permutation(np.linspace(0.0, 1.0, n)))
+
+
+def shifted_rows(t, n):
+    """(n, n) scores of spread about 1, each row shifted by its own `row_shifts`: softmax ignores
+    a row's shift, so the weights are those of the moderate scores (every mistake shows as in
+    the value checks), and a finite mask (-100 to -1000, or 0) stays far below every row."""
+    return row_shifts(t, n)[:, None] + t.normal(n, n)
 
 
 @check("scaled_dot_product_attention", "stable for large scores", 1)
 def _(t):
-    """Scores in the thousands must not overflow (one is 2000 whatever the draw)."""
-    Q, K, V = qkv(t, 5, 4, 4, scale=30.0)
-    t.expect_match(C.attention(with_score(Q, K, 2, 3, 2000.0), K, V))
+    """Scores in the thousands must not overflow: each query's scores are shifted by its own
+    1500 to 3000 (the same for all its keys), so the weights are those of moderate scores."""
+    t.expect_match(C.attention(*with_scores(t, shifted_rows(t, 5), 8), t.normal(5, 4)))
 
 
 @check("scaled_dot_product_attention", "accepts float32 inputs", 1, tol=FLOAT32,
@@ -248,32 +270,35 @@ def _(t):
 
 @check("causal_attention", "a sequence of length 1", 0.5)
 def _(t):
-    """A single token: its one weight is 1."""
-    t.expect_match(causal(*qkv(t, 1, 4, 2)))
+    """A single token: its one weight is 1 (its value halfway between two float32 numbers, so
+    that an output computed in float32 misses it whatever the draw)."""
+    Q, K, V = qkv(t, 1, 4, 2)
+    t.expect_match(causal(Q, K, halfway_float32(V)))
 
 
 @check("causal_attention", "masked entries stay zero for large scores", 1)
 def _(t):
-    """With scores of a few hundred, a finite mask such as -100 lets the future leak in. In the
-    second case position 0's only allowed score, its own, is -5000 and its scores on the future
-    are 0 whatever the draw (the later keys are orthogonal to its own): a mask that leaves them
-    above -5000 (-100, -1000, set or added) outweighs it; -1e4 or lower does not."""
-    Q, K, V = qkv(t, 6, 4, 4, scale=10.0)
+    """Position 0's only allowed score, its own, is -5000 and its scores on the future are 0
+    whatever the draw (the later keys are orthogonal to its own): a mask that leaves them above
+    -5000 (-100, -1000, set or added, or a 0/1 mask multiplied in) outweighs it; -1e4 or lower
+    does not. The other scores are moderate, so every other mistake shows as in the value checks
+    (with scores of a few hundred, a wrong scale passed or failed with the draw)."""
+    Q, K, V = qkv(t, 6, 4, 4)
     K[1:] -= np.outer(K[1:] @ K[0], K[0]) / (K[0] @ K[0])
-    t.expect_matches([causal(*qkv(t, 6, 4, 4, scale=10.0)), causal(with_score(Q, K, 0, 0, -5000.0), K, V)])
+    t.expect_match(causal(with_score(Q, K, 0, 0, -5000.0), K, V))
 
 
 @check("causal_attention", "stable for scores in the thousands", 0.5)
 def _(t):
-    """np.exp overflows above 709: the softmax must subtract each row's maximum here too. The
-    allowed scores are about 2000 and every future score is 1000 below its row's maximum, so a
-    mask is judged by the check above, not here (Q K^T / √d_k is the chosen score matrix S:
-    K = √d_k I, Q = S)."""
+    """np.exp overflows above 709: the softmax must subtract each row's maximum here too. Each
+    query's allowed scores are shifted by its own 1500 to 3000 (the weights are those of
+    moderate scores), and every future score is 1000 below its row's maximum, so a mask is judged by the
+    check above, not here (Q Kᵀ / √d_k is the chosen score matrix)."""
     n = 6
-    S = 2000.0 + 30.0 * t.normal(n, n)
+    S = shifted_rows(t, n)
     future = np.triu(np.ones((n, n), dtype=bool), 1)
     S = np.where(future, np.where(future, -np.inf, S).max(-1, keepdims=True) - 1000.0, S)
-    t.expect_match(causal(S, np.sqrt(n) * np.eye(n), t.normal(n, 4)))
+    t.expect_match(causal(*with_scores(t, S, 7), t.normal(n, 4)))
 
 
 @check("causal_attention", "accepts float32 inputs", 0.5, tol=FLOAT32,
@@ -292,8 +317,8 @@ def _(t):
 
 # ------------------------------------------------------------------------ MultiHeadAttention
 
-def mha_case(t, n, d_model, n_heads, causal=None, scale=1.0):
-    return C.mha(t.normal(n, d_model), C.mha_weights(t.rng, d_model, scale), n_heads, causal)
+def mha_case(t, n, d_model, n_heads, causal=None):
+    return C.mha(t.normal(n, d_model), C.mha_weights(t.rng, d_model), n_heads, causal)
 
 
 @check("MultiHeadAttention", "forward returns (N, d_model)", 1, tol=None)
@@ -370,8 +395,21 @@ def _(t):
 
 @check("MultiHeadAttention", "stable for large activations", 1)
 def _(t):
-    """Large weights give scores in the thousands."""
-    t.expect_match(mha_case(t, 5, 8, 2, causal=True, scale=8.0))
+    """Scores in the thousands: feature 0 of every position is 1 and feature 1 between 1 and 2;
+    in each head, the first key coordinate reads feature 0 alone (every key has 1 there) and the
+    first query coordinate 1500 √d_k times feature 1 alone, and no other query or value reads
+    feature 0. So each query's scores in each head are shifted by its own 1500 to 3000, the same for all
+    keys: a softmax without its row maximum overflows, the weights are those of moderate scores,
+    and a finite mask stays far below every row."""
+    n, d_model, n_heads = 5, 8, 2
+    X = t.normal(n, d_model)
+    X[:, 0], X[:, 1] = 1.0, row_shifts(t, n) / 1500.0
+    W_Q, W_K, W_V, W_O = C.mha_weights(t.rng, d_model)
+    W_Q[0], W_V[0] = 0.0, 0.0
+    for first in range(0, d_model, d_model // n_heads):
+        W_Q[:, first], W_K[:, first] = 0.0, 0.0
+        W_Q[1, first], W_K[0, first] = 1500.0 * np.sqrt(d_model // n_heads), 1.0
+    t.expect_match(C.mha(X, (W_Q, W_K, W_V, W_O), n_heads, causal=True))
 
 
 @check("MultiHeadAttention", "accepts float32 inputs", 1, tol=FLOAT32,
@@ -700,8 +738,8 @@ def _(t):
 
 @check("MiniTransformerLM", "a sequence of one token", 1)
 def _(t):
-    """The shortest input."""
-    t.expect_match(C.lm(token_ids(t, 1, 11), lm_case(t)))
+    """The shortest input (a token other than 0, whose id is not its position)."""
+    t.expect_match(C.lm(1 + token_ids(t, 1, 10), lm_case(t)))
 
 
 @check("MiniTransformerLM", "a sequence of max_len tokens", 1)

@@ -16,6 +16,13 @@ def _r(*shape, scale=1.0):
     return np.round(scale * _rng.standard_normal(shape), 2)
 
 
+_later = np.random.default_rng(20251128)     # cases added later draw here, leaving the others as they were
+
+
+def _l(*shape, scale=1.0):
+    return np.round(scale * _later.standard_normal(shape), 2)
+
+
 def _block_params(d_model, d_ff):
     return {name: np.round(value, 2) if not isinstance(value, tuple) else tuple(np.round(value, 2))
             for name, value in C.block_params(_rng, d_model, d_ff).items()}
@@ -39,6 +46,9 @@ CASES = {
     "causal_attention": [
         ("N = 4, d_k = 3, d_v = 2", C.attention(_r(4, 3), _r(4, 3), _r(4, 2), causal=True)),
         ("a single token", C.attention(_r(1, 3), _r(1, 3), _r(1, 2), causal=True)),
+        ("position 0 scores -900 on itself and +900 on the future (a finite mask lets it in)",
+         C.attention(np.array([[-30.0], [1.0], [2.0]]), np.array([[30.0], [-30.0], [-30.0]]), _l(3, 2),
+                     causal=True)),
     ],
     "MultiHeadAttention": [
         ("N = 3, d = 4, one head", C.mha(_r(3, 4), tuple(_r(4, 4, scale=0.5) for _ in range(4)), 1, False)),
@@ -52,6 +62,8 @@ CASES = {
         ("default gamma and beta", C.layer_norm(np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0]]))),
         ("gamma, beta and eps = 0.5", C.layer_norm(_r(2, 3), np.array([1.0, 2.0, 0.5]),
                                                   np.array([0.0, -1.0, 1.0]), eps=0.5)),
+        ("gamma given, beta left out", C.layer_norm(_l(2, 3), np.array([2.0, 0.5, 1.0]))),
+        ("a (batch, N, d) = (2, 2, 3) input", C.layer_norm(_l(2, 2, 3, scale=2.0))),
     ],
     "feedforward": [
         ("d_model = 3, d_ff = 5", C.feedforward(_r(2, 3), _r(3, 5), _r(5), _r(5, 3), _r(3))),

@@ -343,6 +343,14 @@ def column_subtraction(logits, targets):
     return grad / targets.size
 
 
+@mistake('cross_entropy_backward', "grad[:, targets] -= 1 subtracts 1 in every target's column of every row; it belongs once per row, at that row's target",
+         fix='grad[np.arange(N), targets] -= 1')
+def column_subtraction_flat(logits, targets):
+    grad, picked = _rows(_softmax(logits)), targets.reshape(-1)
+    grad[:, picked] -= 1
+    return (grad / picked.size).reshape(logits.shape)
+
+
 @mistake("cross_entropy_backward", "np.exp overflows for logits near 1000: subtract each row's "
          "maximum before the softmax")
 def unstable_softmax(logits, targets):
@@ -594,6 +602,12 @@ def eps_fixed(dy, x, gamma, eps=1e-5):
     return _ln_grads(dy, x, gamma)
 
 
+@mistake("layer_norm_backward", "eps is left out of σ: the forward pass normalised with "
+         "σ = √(var + eps), so the backward pass uses the same σ (and x̂)")
+def eps_left_out(dy, x, gamma, eps=1e-5):
+    return _ln_grads(dy, x, gamma, 0.0)
+
+
 @mistake("layer_norm_backward", "the variance divides by d - 1 (ddof=1); layer norm uses the biased "
          "variance, dividing by d")
 def unbiased_variance(dy, x, gamma, eps=1e-5):
@@ -789,6 +803,12 @@ def head_mean(d_x, d_logits, token_ids, h):
     return R.embedding_backward(d_x, d_logits / token_ids.size, token_ids, h)
 
 
+@mistake("embedding_backward", "the head's term is averaged over the sequences of the batch: it is "
+         "the sum δ_uᵀ·h over every position of every sequence (the 1/(BN) is already in d_logits)")
+def head_batch_mean(d_x, d_logits, token_ids, h):
+    return R.embedding_backward(d_x, d_logits / len(token_ids), token_ids, h)
+
+
 # ------------------------------------------------------------------------------ adamw_update
 
 def _adamw(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0, correct_m=True,
@@ -912,6 +932,10 @@ def _top_k(probs, k):
     return np.argsort(-probs, kind="stable")[:k]
 
 
+NUCLEUS_SHORT = ("top-p stops before the token whose running total reaches or passes p: the smallest "
+                 "set whose total is >= p includes that token")
+
+
 _inclusive = _sorted_cut(lambda total, _, q: np.arange(len(total)) <= np.searchsorted(total, q))
 
 
@@ -939,13 +963,20 @@ def top_p_before_top_k(logits, temperature=1.0, top_k=None, top_p=None):
     return _probs(logits, temperature, top_k, top_p, after_top_k=False)
 
 
-@mistake("next_token_probs", "top-p stops before the token whose running total reaches p: the "
-         "smallest set whose total is >= p includes that token",
+@mistake("next_token_probs", NUCLEUS_SHORT,
          fix="keep tokens 0..j where j is the first index with cumsum >= top_p "
              "(np.searchsorted(cumsum, top_p) + 1 tokens)")
 def nucleus_exclusive(logits, temperature=1.0, top_k=None, top_p=None):
     return _probs(logits, temperature, top_k, top_p,
                   nucleus=_sorted_cut(lambda total, _, q: (total < q) | (np.arange(len(total)) == 0)))
+
+
+@mistake("next_token_probs", NUCLEUS_SHORT,
+         fix="keep tokens 0..j where j is the first index with cumsum >= top_p "
+             "(np.searchsorted(cumsum, top_p) + 1 tokens)")
+def nucleus_short_at_most_p(logits, temperature=1.0, top_k=None, top_p=None):
+    return _probs(logits, temperature, top_k, top_p,
+                  nucleus=_sorted_cut(lambda total, _, q: (total <= q) | (np.arange(len(total)) == 0)))
 
 
 @mistake("next_token_probs", "when top_p is below the largest probability no token is kept: the most "
@@ -975,7 +1006,7 @@ def top_k_or_top_p(logits, temperature=1.0, top_k=None, top_p=None):
     return R.next_token_probs(logits, temperature, top_k, None if top_k is not None else top_p)
 
 
-@mistake('next_token_probs', 'np.argsort sorts in ascending order, so the first k are the k least likely tokens',
+@mistake('next_token_probs', 'the k tokens kept are the k least likely: np.argsort (like np.argpartition) puts the smallest first',
          fix='np.argsort(-probs)[:k]')
 def top_k_least_likely(logits, temperature=1.0, top_k=None, top_p=None):
     return _probs(logits, temperature, top_k, top_p, top_k_rule=lambda p, k: np.argsort(p)[:k])
@@ -1046,6 +1077,22 @@ def settings_ignored(logits, rng, temperature=1.0, top_k=None, top_p=None, greed
     if greedy:
         return int(np.argmax(logits))
     return _draw(R.next_token_probs(logits), rng)
+
+
+@mistake("sample_token", "top_k and top_p are not applied (nor passed on to next_token_probs): the draw "
+         "comes from the softmax of logits / temperature, so tokens they drop can be drawn")
+def filters_ignored(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+    if greedy:
+        return int(np.argmax(logits))
+    return _draw(R.next_token_probs(logits, temperature), rng)
+
+
+@mistake("sample_token", "rng.choice draws from the logits array itself, so it returns a logit value, "
+         "not a token id: draw an index", fix="rng.choice(len(probs), p=probs)")
+def logit_drawn(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+    if greedy:
+        return int(np.argmax(logits))
+    return rng.choice(np.asarray(logits), p=R.next_token_probs(logits, temperature, top_k, top_p))
 
 
 @mistake("sample_token", "the temperature is not passed on to next_token_probs")
@@ -1126,3 +1173,10 @@ def sign_missing(weights):
          "sequences B and the query positions N, one value per head")
 def not_averaged(weights):
     return _row_entropy(weights).mean(axis=0)
+
+
+@mistake("attention_entropy", "it averages over the sequences and the heads (axes 0 and 1), giving one "
+         "value per query position: average over the sequences B and the query positions N (axes 0 "
+         "and 2), one value per head", fix="mean(axis=(0, 2))")
+def averaged_over_heads(weights):
+    return _row_entropy(weights).mean(axis=(0, 1))

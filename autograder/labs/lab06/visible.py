@@ -16,6 +16,13 @@ def _r(*shape, scale=1.0):
     return np.round(scale * _rng.standard_normal(shape), 2)
 
 
+_later = np.random.default_rng(20251129)     # cases added later draw here, leaving the others as they were
+
+
+def _l(*shape, scale=1.0):
+    return np.round(scale * _later.standard_normal(shape), 2)
+
+
 _NAMES = ["ann", "bob", "eve"]
 _STOI = {".": 0, "a": 1, "b": 2, "e": 3, "n": 4, "o": 5, "v": 6}
 _ITOS = list(".abenov")
@@ -46,6 +53,7 @@ CASES = {
         ("N = 2, V = 4", C.cross_entropy(_r(2, 4), np.array([1, 3]))),
         ("uniform logits give ln 3", C.cross_entropy(np.zeros((2, 3)), np.array([0, 2]))),
         ("logits near 1000 (stability)", C.cross_entropy(np.array([[1000.0, 1001.0, 999.0]]), np.array([2]))),
+        ("(B, N, V) = (1, 2, 3): the mean over BN", C.cross_entropy(_l(1, 2, 3), np.array([[2, 0]]))),
         ("a confident wrong prediction: the target's probability underflows to 0",
          C.cross_entropy(np.array([[-700.0, 700.0, 0.0]]), np.array([0]))),    # no exp overflows
     ],
@@ -69,6 +77,8 @@ CASES = {
         ("two rows of 4", C.layer_norm_backward(_r(2, 4), _r(2, 4, scale=2.0), _r(4) + 1)),
         ("eps = 0.5", C.layer_norm_backward(_r(1, 3), np.array([[1.0, 2.0, 4.0]]), np.array([1.0, 2.0, 0.5]),
                                              eps=0.5)),
+        ("(B, N, d) = (2, 2, 3): dgamma and dbeta sum over B and N", C.layer_norm_backward(
+            _l(2, 2, 3), _l(2, 2, 3, scale=2.0), _l(3) + 1)),
     ],
     "attention_backward": [
         ("B = 1, N = 3, d = 4, 2 heads", C.attention_backward(
@@ -81,11 +91,14 @@ CASES = {
             _r(1, 3, 2), _r(1, 3, 4), np.array([[1, 2, 1]]), _r(1, 3, 2))),
         ("the head's term only (d_x = 0)", C.embedding_backward(
             np.zeros((1, 2, 2)), _r(1, 2, 3), np.array([[0, 2]]), _r(1, 2, 2))),
+        ("two sequences", C.embedding_backward(_l(2, 2, 2), _l(2, 2, 3), np.array([[0, 1], [1, 2]]), _l(2, 2, 2))),
     ],
     "adamw_update": [
         ("the first step", C.adamw_update(_r(3), _r(3), np.zeros(3), np.zeros(3), 1, 0.1, weight_decay=0.1)),
         ("step 3, weight decay 0.5", C.adamw_update(_r(3), _r(3), _r(3, scale=0.1), np.array([0.2, 0.1, 0.3]),
                                                     3, 0.1, weight_decay=0.5)),
+        ("eps = 0.1, added to the root", C.adamw_update(_l(3), _l(3, scale=0.1), _l(3, scale=0.1),
+                                                       np.array([0.02, 0.01, 0.03]), 2, 0.1, eps=0.1)),
     ],
     "next_token_probs": [
         ("top-k 2", C.next_token_probs(np.array([2.0, 1.0, 0.5, -1.0]), top_k=2)),

@@ -130,6 +130,21 @@ WRONG = [
             weights = softmax(scores)
             output = weights @ V
     '''),
+    wrong(PART, "full_weights_cut_and_renormalised", "renormalised_after_softmax", '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            n = len(Q)
+            weights = softmax(Q @ K.T / np.sqrt(K.shape[1])) * np.tri(n)
+            weights /= weights.sum(axis=1, keepdims=True)
+            return weights @ V, weights
+    '''),
+    wrong(PART, "computed_in_float32", None, '''
+        def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+            Q, K, V = (M.astype(np.float32) for M in (Q, K, V))
+            n = len(Q)
+            scores = Q @ K.T / np.float32(np.sqrt(K.shape[1])) + np.triu(np.full((n, n), -np.inf, np.float32), 1)
+            weights = softmax(scores)
+            return weights @ V, weights
+    '''),
 ]
 
 CORRECT = [

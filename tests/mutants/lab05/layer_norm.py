@@ -168,6 +168,23 @@ WRONG = [
                 out = out + beta
             return out
     '''),
+    wrong(PART, "statistics_over_axis_one", "over_axis1", '''
+        def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
+                       eps: float = 1e-5) -> np.ndarray:
+            d = x.shape[-1]
+            gamma = np.ones(d) if gamma is None else gamma
+            beta = np.zeros(d) if beta is None else beta
+            centred = x - x.mean(axis=1, keepdims=True)
+            return gamma * centred / np.sqrt((centred ** 2).mean(axis=1, keepdims=True) + eps) + beta
+    '''),
+    wrong(PART, "defaults_only_as_a_pair", "both_defaulted", '''
+        def layer_norm(x: np.ndarray, gamma: np.ndarray = None, beta: np.ndarray = None,
+                       eps: float = 1e-5) -> np.ndarray:
+            x_hat = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
+            if gamma is not None and beta is not None:
+                return gamma * x_hat + beta
+            return x_hat
+    '''),
 ]
 
 CORRECT = [

@@ -196,6 +196,24 @@ WRONG = [
             w = e / e.sum(axis=-1, keepdims=True)
             return (w @ V).transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
     ''')),
+    wrong(PART, "heads_start_at_c", "heads_overlap", mha('''
+        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
+            attend = causal_attention if causal else scaled_dot_product_attention
+            P = [X @ W for W in (self.W_Q, self.W_K, self.W_V)]
+            heads = [attend(*(M[:, c:c + self.d_k] for M in P))[0] for c in range(self.n_heads)]
+            return np.hstack(heads) @ self.W_O
+    ''')),
+    wrong(PART, "keys_times_queries", "scores_transposed_mha", mha('''
+        def forward(self, X: np.ndarray, causal: bool = False) -> np.ndarray:
+            n = X.shape[0]
+            split = lambda M: M.reshape(n, self.n_heads, self.d_k).transpose(1, 0, 2)
+            Q, K, V = split(X @ self.W_Q), split(X @ self.W_K), split(X @ self.W_V)
+            scores = np.matmul(K, Q.transpose(0, 2, 1)) / np.sqrt(self.d_k)
+            if causal:
+                scores = scores + np.triu(np.full((n, n), -np.inf), k=1)
+            heads = softmax(scores) @ V
+            return heads.transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
+    ''')),
 ]
 
 CORRECT = [

@@ -86,6 +86,28 @@ WRONG = [
             e = np.exp(z - z.max(axis=-1, keepdims=True))
             return e / e.sum(axis=-1, keepdims=True)
     '''),
+    wrong(PART, "denominator_not_shifted", "numerator_shifted_only", '''
+        def softmax(z: np.ndarray) -> np.ndarray:
+            top = np.max(z, axis=-1, keepdims=True)
+            numerator = np.exp(z - top)
+            denominator = np.exp(z).sum(axis=-1, keepdims=True)
+            return numerator / denominator
+    '''),
+    wrong(PART, "column_maximum", "max_over_other_axis", '''
+        def softmax(z: np.ndarray) -> np.ndarray:
+            e = np.exp(z - np.max(z, axis=0))
+            return e / np.sum(e, axis=-1, keepdims=True)
+    '''),
+    wrong(PART, "mean_in_the_denominator", "divided_by_mean", '''
+        def softmax(z: np.ndarray) -> np.ndarray:
+            e = np.exp(z - z.max(axis=-1, keepdims=True))
+            return e / np.mean(e, axis=-1, keepdims=True)
+    '''),
+    wrong(PART, "plus_the_maximum", "max_added", '''
+        def softmax(z: np.ndarray) -> np.ndarray:
+            shifted = z + z.max(axis=-1, keepdims=True)
+            return np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+    '''),
 ]
 
 CORRECT = [

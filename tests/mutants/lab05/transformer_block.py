@@ -100,6 +100,19 @@ WRONG = [
             h = self.attention.forward(layer_norm(x, self.ln1_gamma, self.ln1_beta), causal=True)
             return h + feedforward(layer_norm(h, self.ln2_gamma, self.ln2_beta), self.W1, self.b1, self.W2, self.b2)
     ''')),
+    wrong(PART, "stream_replaced_by_its_norm", "residuals_from_normalised", block('''
+        def forward(self, x: np.ndarray) -> np.ndarray:
+            h = layer_norm(x, self.ln1_gamma, self.ln1_beta)
+            h = h + self.attention.forward(h, causal=True)
+            h = layer_norm(h, self.ln2_gamma, self.ln2_beta)
+            return h + feedforward(h, self.W1, self.b1, self.W2, self.b2)
+    ''')),
+    wrong(PART, "ffn_residual_from_the_input", "second_residual_from_input", block('''
+        def forward(self, x: np.ndarray) -> np.ndarray:
+            t3 = x + self.attention.forward(layer_norm(x, self.ln1_gamma, self.ln1_beta), causal=True)
+            t5 = feedforward(layer_norm(t3, self.ln2_gamma, self.ln2_beta), self.W1, self.b1, self.W2, self.b2)
+            return x + t5
+    ''')),
 ]
 
 CORRECT = [

@@ -40,6 +40,11 @@ WRONG = [
             weights[weights == 0] = 1.0        # log2(1) = 0
             return -(weights * np.log2(weights)).sum(axis=-1).mean(axis=(0, 2))
     '''),
+    wrong(PART, "one_value_per_query", "averaged_over_heads", '''
+        def attention_entropy(weights):
+            terms = np.where(weights > 0, weights * np.log2(np.where(weights > 0, weights, 1.0)), 0.0)
+            return -terms.sum(axis=3).mean(axis=1).mean(axis=0)
+    '''),
 ]
 
 CORRECT = [

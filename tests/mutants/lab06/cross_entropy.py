@@ -11,6 +11,18 @@ WRONG = [
             logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
             return float(-np.take_along_axis(logp, targets[..., None], axis=-1).mean())
     '''),
+    wrong(PART, "shifted_then_float32", None, '''
+        def cross_entropy(logits, targets):
+            z = (logits - logits.max(axis=-1, keepdims=True)).astype(np.float32)
+            lse = np.log(np.exp(z).sum(axis=-1))
+            return float(np.mean(lse - np.take_along_axis(z, targets[..., None], axis=-1)[..., 0]))
+    '''),
+    wrong(PART, "loss_returned_as_float32", None, '''
+        def cross_entropy(logits, targets):
+            z = logits - logits.max(axis=-1, keepdims=True)
+            log_probs = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+            return np.float32(-np.take_along_axis(log_probs, targets[..., None], axis=-1).mean())
+    '''),
     wrong(PART, "max_without_keepdims", "keepdims_forgotten_ce", '''
         def cross_entropy(logits, targets):
             z = logits - logits.max(axis=-1)

@@ -80,6 +80,14 @@ WRONG = [
                               np.take_along_axis(grad, targets[..., None], axis=-1) - 1, axis=-1)
             return grad / targets.size
     '''),
+    wrong(PART, "flat_rows_every_target", "column_subtraction", '''
+        def cross_entropy_backward(logits, targets):
+            V = logits.shape[-1]
+            p = np.exp(logits - logits.max(axis=-1, keepdims=True)).reshape(-1, V)
+            p /= p.sum(axis=1, keepdims=True)
+            p[:, targets.ravel()] -= 1.0
+            return p.reshape(logits.shape) / targets.size
+    '''),
 ]
 
 CORRECT = [

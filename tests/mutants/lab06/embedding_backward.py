@@ -52,6 +52,13 @@ WRONG = [
                     dE[token_ids[b, t]] = d_x[b, t]
             return dE
     '''),
+    wrong(PART, "head_term_over_sequences_averaged", "head_batch_mean", '''
+        def embedding_backward(d_x, d_logits, token_ids, h):
+            B = token_ids.shape[0]
+            dE = sum(d_logits[b].T @ h[b] for b in range(B)) / B
+            np.add.at(dE, token_ids.ravel(), d_x.reshape(-1, d_x.shape[-1]))
+            return dE
+    '''),
 ]
 
 CORRECT = [

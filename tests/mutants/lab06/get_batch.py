@@ -101,7 +101,7 @@ WRONG = [
             w = stream[s[:, None] + np.arange(block_size + 1)]
             return w[:, :-1], w[:, 1:]
     '''),
-    wrong(PART, "without_replacement", None, '''
+    wrong(PART, "without_replacement", "without_replacement", '''
         def get_batch(stream, starts, batch_size, block_size, rng):
             s = starts[rng.permutation(len(starts))[:batch_size]]
             x = np.stack([stream[i:i + block_size] for i in s])
@@ -115,17 +115,24 @@ WRONG = [
             window = stream[s[:, None] + np.arange(block_size + 1)]
             return window[:, :-1], window[:, 1:]
     '''),
-    wrong(PART, "permutation_cycled", None, '''
+    wrong(PART, "permutation_cycled", "without_replacement", '''
         def get_batch(stream, starts, batch_size, block_size, rng):
             s = starts[np.resize(rng.permutation(len(starts)), batch_size)]
             window = stream[s[:, None] + np.arange(block_size + 1)]
             return window[:, :-1], window[:, 1:]
     '''),
-    wrong(PART, "replace_only_when_needed", None, '''
+    wrong(PART, "replace_only_when_needed", "without_replacement", '''
         def get_batch(stream, starts, batch_size, block_size, rng):
             s = rng.choice(starts, size=batch_size, replace=batch_size > len(starts))
             window = stream[s[:, None] + np.arange(block_size + 1)]
             return window[:, :-1], window[:, 1:]
+    '''),
+    wrong(PART, "target_slice_one_short", "targets_short", '''
+        def get_batch(stream, starts, batch_size, block_size, rng):
+            s = rng.choice(starts, size=batch_size)
+            x = np.stack([stream[a:a + block_size] for a in s])
+            y = np.stack([stream[a + 1:a + block_size] for a in s])
+            return x, y
     '''),
 ]
 

@@ -121,6 +121,15 @@ WRONG = [
             dx = (g - g.mean(-1, keepdims=True) - xhat * (g * xhat).mean(-1, keepdims=True)) / var
             return dx, (dy * xhat).reshape(-1, C).sum(0), dy.reshape(-1, C).sum(0)
     '''),
+    wrong(PART, "sigma_without_eps", "eps_left_out", '''
+        def layer_norm_backward(dy, x, gamma, eps=1e-5):
+            xc = x - x.mean(axis=-1, keepdims=True)
+            sigma = np.sqrt((xc ** 2).mean(axis=-1, keepdims=True))
+            xhat, g = xc / sigma, dy * gamma
+            dx = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / sigma
+            lead = tuple(range(x.ndim - 1))
+            return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
+    '''),
 ]
 
 CORRECT = [

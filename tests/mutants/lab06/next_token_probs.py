@@ -232,6 +232,22 @@ WRONG = [
             out[order] = kept
             return out
     '''),
+    wrong(PART, "total_at_most_p", "nucleus_short_at_most_p", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            probs = softmax(logits / temperature)
+            if top_k is not None:
+                kth = np.sort(probs)[-top_k]
+                probs = np.where(probs >= kth, probs, 0.0)
+                probs = probs / probs.sum()
+            if top_p is not None:
+                order = np.argsort(-probs)
+                running = np.cumsum(probs[order])
+                keep = max(1, int(np.sum(running <= top_p)))
+                out = np.zeros_like(probs)
+                out[order[:keep]] = probs[order[:keep]]
+                probs = out / out.sum()
+            return probs
+    '''),
 ]
 
 CORRECT = [

@@ -86,6 +86,19 @@ WRONG = [
             probs = next_token_probs(np.asarray(logits) / temperature, temperature, top_k, top_p)
             return int(rng.choice(len(probs), p=probs))
     '''),
+    wrong(PART, "temperature_only", "filters_ignored", '''
+        def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+            if greedy:
+                return int(np.argmax(logits))
+            probs = softmax(logits / temperature)
+            return int(rng.choice(len(probs), p=probs))
+    '''),
+    wrong(PART, "draws_a_logit", "logit_drawn", '''
+        def sample_token(logits, rng, temperature=1.0, top_k=None, top_p=None, greedy=False):
+            if greedy:
+                return int(np.argmax(logits))
+            return rng.choice(logits, p=next_token_probs(logits, temperature, top_k, top_p))
+    '''),
 ]
 
 CORRECT = [
