@@ -44,6 +44,28 @@ def copy_course(dest: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def example_class(tmp_path_factory) -> Path:
+    """Lab 05's example class (`attnlab demo`'s), built once per session, not graded: copy it."""
+    from autograder import demo
+    return fixed_secret(demo.build_course(ROOT, tmp_path_factory.mktemp("example")))
+
+
+@pytest.fixture(scope="session")
+def graded_example_class(tmp_path_factory, example_class) -> Path:
+    """The example class graded once per session (`attnlab grade --jobs 2`): copy it with
+    `copy_of` before changing anything in it."""
+    path = copy_of(example_class, tmp_path_factory.mktemp("graded") / "class")
+    run_tool("attnlab", "grade", ASSIGNMENT, "--jobs", "2", "--quiet", cwd=path)
+    return path
+
+
+def copy_of(course: Path, dest: Path) -> Path:
+    """A copy of a course directory (its gradebook, submissions and graded files included)."""
+    shutil.copytree(course, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
 def course(tmp_path_factory) -> Path:
     """A course with the assignment registered in a fresh gradebook."""
     path = copy_course(tmp_path_factory.mktemp("course"))

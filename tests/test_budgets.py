@@ -111,6 +111,7 @@ def course(tmp_path_factory):
     return path
 
 
+@pytest.mark.full
 def test_correct_submissions_score_in_full_on_a_busy_machine(course):
     lab = "lab06_training"
     _submit(course, lab, {f"s{i}": _answers(lab) for i in range(6)})
@@ -140,6 +141,7 @@ LOOPS = {
 LIMITS = ("--call-timeout", "1", "--cell-timeout", "1", "--submission-timeout", "12")
 
 
+@pytest.mark.full
 def test_an_infinite_loop_costs_the_same_on_a_busy_machine(course):
     """With wall-clock limits, what a busy machine took from the rest of the notebook was
     charged too, and the parts after the loop were cut off (a term run: 82 of 100 once, 90
@@ -159,6 +161,7 @@ def test_an_infinite_loop_costs_the_same_on_a_busy_machine(course):
     assert max(r["extra_data"]["charged_seconds"] for r in busy.values()) < 12 + 1
 
 
+@pytest.mark.full
 def test_a_machine_too_busy_to_grade_a_submission_leaves_its_grade_standing(course):
     lab = "lab05_transformers"
     _submit(course, lab, {"slow": {**_answers(lab), "softmax": SLOW_SOFTMAX}})

@@ -10,6 +10,7 @@ import math
 
 import pytest
 
+pytestmark = pytest.mark.full     # the full tier: every notebook run top to bottom, trainings included
 
 MEASURE = {
     "lab05_transformers": r'''

@@ -115,6 +115,7 @@ def _running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL", "SIGINT"])
 def test_a_killed_grade_leaves_no_process_behind(tmp_path, sig):
     """`timeout`, CI and systemd end a command with SIGTERM, then SIGKILL: the grading slots and

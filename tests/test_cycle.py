@@ -19,6 +19,8 @@ from autograder import examples, notebooks
 from autograder.course import open_course
 from conftest import ASSIGNMENT, ROOT, copy_course, run_tool
 
+pytestmark = pytest.mark.full     # the full tier: whole nbgrader cycles
+
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 
 

@@ -14,7 +14,7 @@ from autograder.checks import run_part
 from autograder.course import submitted_notebook
 from autograder.grading import Slot
 from autograder.runners import LocalRunner
-from conftest import ASSIGNMENT, ROOT, fixed_secret, run_tool
+from conftest import ASSIGNMENT, ROOT, copy_of, fixed_secret, run_tool
 
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 
@@ -28,10 +28,8 @@ def load_results(course):
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    path = fixed_secret(demo.build_course(ROOT, tmp_path_factory.mktemp("class")))
-    run_tool("attnlab", "grade", ASSIGNMENT, "--jobs", "2", cwd=path)
-    return path
+def course(tmp_path_factory, graded_example_class):
+    return copy_of(graded_example_class, tmp_path_factory.mktemp("engine") / "class")
 
 
 def part_scores(result) -> dict:

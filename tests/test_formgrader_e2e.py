@@ -15,7 +15,7 @@ from autograder.course import open_course
 from conftest import ASSIGNMENT, BIN, ROOT, fixed_secret, run_tool
 from test_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, TOKEN, _free_port, _stop_server, _wait_for_server
 
-pytestmark = [pytest.mark.e2e,
+pytestmark = [pytest.mark.full, pytest.mark.e2e,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")]
 
 

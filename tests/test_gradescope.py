@@ -67,6 +67,7 @@ def _font_lists(root: Path) -> dict:
     return {path: path.stat().st_mtime_ns for path in (root / "cache").rglob("fontlist-*.json")}
 
 
+@pytest.mark.full
 def test_workers_start_from_the_font_list_that_setup_made(autograder_root):
     """setup.sh starts a worker once per sandbox mode: matplotlib's font list is kept in the
     image, readable by user nobody, and no submission's worker scans the fonts again."""
@@ -78,12 +79,14 @@ def test_workers_start_from_the_font_list_that_setup_made(autograder_root):
     assert _font_lists(autograder_root) == made     # a worker that scanned would replace its list
 
 
+@pytest.mark.full
 def test_setup_locks_the_answer_key_away(autograder_root):
     key = next((autograder_root / "venv").rglob("labs/lab05/reference.py"))
     for path in (key.parent.parent.parent, autograder_root / "source"):
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("sandbox", ["bwrap", "user"])
 @pytest.mark.parametrize("student", SUBMISSIONS)
 def test_run_autograder_writes_valid_results(autograder_root, sandbox, student):
@@ -105,6 +108,7 @@ def test_run_autograder_writes_valid_results(autograder_root, sandbox, student):
     assert len(written) == 12 and {t["visibility"] for t in written} == {"hidden"}
 
 
+@pytest.mark.full
 def test_the_bundle_carries_the_course_settings(tmp_path):
     course = copy_course(tmp_path / "course")
     with open(course / "nbgrader_config.py", "a") as f:
@@ -194,6 +198,7 @@ def test_the_nbgrader_results_json_has_the_gradescope_layout():
     assert "score" not in tests["late penalty"] and "penalty 7" in tests["late penalty"]["output"]
 
 
+@pytest.mark.full
 def test_the_result_names_the_gradescope_student_and_can_be_hidden_whole(tmp_path):
     """extra_data.student is who submitted (it was "submission"); the course's
     gradescope_visibility is the whole result's visibility; the bundle lists the written answers
@@ -215,6 +220,7 @@ def test_the_result_names_the_gradescope_student_and_can_be_hidden_whole(tmp_pat
     assert gradescope.for_gradescope(_all_passed(), config)["visibility"] == "after_due_date"
 
 
+@pytest.mark.full
 def test_a_course_with_its_own_late_plugin_builds_the_bundle(tmp_path):
     """The plugin kept beside nbgrader_config.py is bundled and computes Gradescope's penalty
     (the build stopped with exit 2); one the bundle cannot carry is said, and the bundle built."""
@@ -244,6 +250,7 @@ def test_a_course_with_its_own_late_plugin_builds_the_bundle(tmp_path):
         assert json.loads(z.read("config.json"))["late_penalty_method"] == "none"
 
 
+@pytest.mark.full
 def test_hidden_inputs_are_salted_per_gradescope_user_and_every_uploaded_file(autograder_root):
     """The bundle carries the course secret, locked away with the answer key; two users with the
     same notebook get other hidden inputs, the same user the same ones; a side file uploaded
@@ -260,6 +267,7 @@ def test_hidden_inputs_are_salted_per_gradescope_user_and_every_uploaded_file(au
     assert gradescope._salt(autograder_root, ASSIGNMENT, {"users": [{"id": "101"}]}) != salts[0]
 
 
+@pytest.mark.full
 def test_in_user_mode_student_code_cannot_read_the_upload(autograder_root):
     """In sandbox mode `user` the student's code runs as an unprivileged user that sees the file
     system: the other uploaded files and Gradescope's metadata are readable by root only."""
@@ -284,6 +292,7 @@ def test_in_user_mode_student_code_cannot_read_the_upload(autograder_root):
     assert result["extra_data"]["sandbox"] == "user" and result["score"] == 100, result["tests"][0]
 
 
+@pytest.mark.full
 def test_a_stub_uploaded_beside_renamed_work_gets_a_note(autograder_root):
     submission = autograder_root / "submission"
     shutil.rmtree(submission, ignore_errors=True)
@@ -299,6 +308,7 @@ def test_a_stub_uploaded_beside_renamed_work_gets_a_note(autograder_root):
             f"(submit your work as {ASSIGNMENT}.ipynb)") in result["output"]
 
 
+@pytest.mark.full
 def test_an_upload_with_checkpoints_and_macos_files_is_graded(autograder_root):
     """Jupyter's checkpoints and the files macOS adds to an archive are not the student's notebooks
     (the upload was refused as holding two); a metadata file that is not JSON leaves lateness
@@ -320,6 +330,7 @@ def test_an_upload_with_checkpoints_and_macos_files_is_graded(autograder_root):
     assert "submission_metadata.json could not be read: lateness was not judged" in result["output"]
 
 
+@pytest.mark.full
 def test_the_output_of_thousands_of_broken_cells_is_bounded(autograder_root):
     """Each cell that could not run is named, up to 20, then counted: 20,000 broken cells made a
     7 MB results.json."""
@@ -337,6 +348,7 @@ def test_the_output_of_thousands_of_broken_cells_is_bounded(autograder_root):
     assert len(text) < 100_000, len(text)
 
 
+@pytest.mark.full
 def test_a_grader_failure_still_writes_a_whole_results_json(autograder_root, tmp_path, monkeypatch):
     """If the grader itself fails, Gradescope still reads a result, and it says so; the file is
     written beside and renamed, so a link planted in its place is replaced, not followed."""
@@ -356,6 +368,7 @@ def test_a_grader_failure_still_writes_a_whole_results_json(autograder_root, tmp
     assert not planted.exists() and not (tmp_path / "results" / "results.json").is_symlink()
 
 
+@pytest.mark.full
 def test_a_bad_penalty_setting_is_one_line(tmp_path):
     course = copy_course(tmp_path / "course")
     with open(course / "nbgrader_config.py", "a") as f:

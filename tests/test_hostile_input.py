@@ -13,6 +13,8 @@ import pytest
 from autograder import examples, notebooks
 from conftest import ROOT, copy_course, run_tool
 
+pytestmark = pytest.mark.full     # the full tier: batches of attackers, a 600,000-cell notebook among them
+
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 OSC = "\x1b]52;c;aGk=\x07\x1b[2K\r\u202egraded 100/118"     # sets the clipboard, rewrites the line
 

@@ -24,6 +24,8 @@ STUB = "def {name}(*args, **kwargs):\n    raise NotImplementedError()\n"
 # while the second goes on (the process then looks like a zombie to a scan of /proc).
 DAEMON = '''
 import ctypes, os, sys, threading
+
+pytestmark = pytest.mark.full     # the full tier: the integrity batch
 def _daemonise(body):
     if os.fork():
         return
@@ -350,6 +352,7 @@ OWN_TMPFS = '''import ctypes
 TIME_WAIT_PORTS = (41001, 41017, 41033)
 TIME_WAIT_WRITER = f'''
 import socket
+
 for _port in {TIME_WAIT_PORTS}:
     _server = socket.socket()
     _server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

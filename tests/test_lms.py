@@ -8,11 +8,15 @@ import shutil
 import zipfile
 from datetime import datetime
 
+import pytest
+
 
 from autograder.course import open_course
 from autograder.nbgrader_plugins import unsafe_id, unsafe_name
 from conftest import ASSIGNMENT, copy_course, run_tool
 from test_cycle import solved, stub
+
+pytestmark = pytest.mark.full     # the full tier: nbgrader zip_collect on LMS downloads
 
 
 def test_unsafe_ids_are_named():

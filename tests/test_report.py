@@ -8,13 +8,12 @@ from html.parser import HTMLParser
 import pytest
 from matplotlib.image import imread
 
-from autograder import demo, labs, report
+from autograder import labs, report
 from autograder.outcome import CheckResult, PartResult, Recorded, Result
-from conftest import ASSIGNMENT, ROOT, fixed_secret, run_tool
+from conftest import ASSIGNMENT, copy_of, run_tool
 
 SCORED = ("graded", "partly graded")
 VOID = {"img", "br", "meta", "hr", "input", "link"}
-BEFORE = {}     # what `attnlab report` said before grading
 
 
 class Elements(HTMLParser):
@@ -53,17 +52,8 @@ class Elements(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def example_class(tmp_path_factory):
-    """The example class, and an attempt to write a report to before/ before grading."""
-    path = fixed_secret(demo.build_course(ROOT, tmp_path_factory.mktemp("class")))
-    BEFORE["report"] = run_tool("attnlab", "report", ASSIGNMENT, "-o", "before", cwd=path, check=False)
-    return path
-
-
-@pytest.fixture(scope="module")
-def graded(example_class):
-    path = example_class
-    run_tool("attnlab", "grade", ASSIGNMENT, "--jobs", "2", "--quiet", cwd=path)
+def graded(tmp_path_factory, graded_example_class):
+    path = copy_of(graded_example_class, tmp_path_factory.mktemp("report") / "class")
     out = run_tool("attnlab", "report", ASSIGNMENT, cwd=path)
     page = path / "report" / ASSIGNMENT / "index.html"
     assert out.stdout.strip() == str(page)
@@ -190,8 +180,9 @@ def test_every_plot_is_a_png_beside_the_page(graded):
     assert "<style>" in html and "<script" not in html and "http" not in html
 
 
-def test_report_before_grading_says_so(example_class):
-    out = BEFORE["report"]
+def test_report_before_grading_says_so(tmp_path, example_class):
+    path = copy_of(example_class, tmp_path / "class")
+    out = run_tool("attnlab", "report", ASSIGNMENT, "-o", "before", cwd=path, check=False)
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "nothing of lab05_transformers is graded yet: run `attnlab grade lab05_transformers`" in out.stderr
-    assert not (example_class / "before").exists()
+    assert not (path / "before").exists()

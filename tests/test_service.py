@@ -23,6 +23,8 @@ from autograder import course_lock, examples, feedback, notebooks, results
 from autograder.course import open_course
 from conftest import ASSIGNMENT, BIN, ROOT, copy_course, run_tool
 
+pytestmark = pytest.mark.full     # the full tier: the service on a real exchange
+
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 HERE = Path(__file__).parent
 

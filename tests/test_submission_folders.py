@@ -69,7 +69,7 @@ REFUSED = {                                       # folders that are not graded 
 }
 
 
-@pytest.fixture(scope="module", params=["1", "2"], ids=["one-slot", "two-slots"])
+@pytest.fixture(scope="module", params=["1", pytest.param("2", marks=pytest.mark.full)], ids=["one-slot", "two-slots"])
 def batch(request, tmp_path_factory):
     course = copy_course(tmp_path_factory.mktemp(f"folders{request.param}"))
     run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
@@ -208,6 +208,7 @@ def exchange_course(tmp_path, config: str = "") -> tuple:
     return course, tmp_path / "exchange_root" / "attnlab" / "inbound"
 
 
+@pytest.mark.full
 def test_nbgrader_collect_keeps_links_as_links_and_skips_ids_it_could_not_show(tmp_path):
     """Through nbgrader's own exchange: a link in an inbound folder would be followed by
     nbgrader's copy, running as the instructor (the answer key, a classmate's notebook)."""
@@ -265,6 +266,7 @@ c.ExchangeFactory.collect = StudentsActAfterTheCheck
 """
 
 
+@pytest.mark.full
 def test_what_a_student_changes_after_collect_checked_the_entry_is_not_followed(tmp_path):
     """nbgrader copies the entries one after the other, as the instructor: a student who swaps
     their checked entry for a link to a classmate's (a byte-for-byte copy: 100), their notebook
@@ -295,6 +297,7 @@ def test_what_a_student_changes_after_collect_checked_the_entry_is_not_followed(
     assert scores == {"h_correct": 100.0, "h_half": 24.0, "r2_swaps_the_notebook": 0.0}
 
 
+@pytest.mark.full
 def test_a_late_entry_without_its_time_is_not_collected_and_the_owner_is_named(tmp_path):
     """`nbgrader submit` always writes timestamp.txt, and the student owns their inbound entry: a
     late student who deleted or emptied it was collected with no lateness judged and no warning
@@ -329,6 +332,7 @@ def user(name: str) -> int:
     return pwd.getpwnam(name).pw_uid
 
 
+@pytest.mark.full
 @pytest.mark.skipif(os.geteuid() != 0, reason="students are users of their own: needs root to play them")
 def test_collect_copies_only_what_is_safe_and_each_student_their_own(tmp_path, request):
     """Found by a red team against the snapshot: nbgrader's copy, as root, kept a set-uid bit (the
@@ -434,6 +438,7 @@ def test_a_decoy_dated_before_the_due_date_does_not_hide_a_late_entry():
     assert collect._sort_by_timestamp([decoy]) == [decoy]       # dropped by init_src
 
 
+@pytest.mark.full
 def test_a_time_set_back_within_the_old_tolerance_is_judged_by_the_kernels_time(tmp_path):
     """A late student who set timestamp.txt back 50 s (under the 60 s tolerance) scored 100
     with no flag, while an honest student 18 s late got 0 under a zero-penalty policy. A claim
