@@ -41,7 +41,7 @@ import time
 from . import isolation
 from .invoke import describe_exception, execute
 from .protocol import Channel, Described, ProtocolError, decode, encode
-from .rebind import rebind
+from .rebind import find_places, rebind
 
 CTL_FD = 3
 _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
@@ -445,7 +445,7 @@ def _silence(limit: int) -> None:
 
 
 def notebook(data: Channel, shell, limits: dict, isolated: bool) -> None:
-    own = os.getpid()
+    own, places = os.getpid(), None
     while True:
         msg = decode(data.recv())
         op, seq = msg["op"], msg["seq"]
@@ -453,10 +453,13 @@ def notebook(data: Channel, shell, limits: dict, isolated: bool) -> None:
             reply = _run_cell(shell, msg["source"])
             _only_in(own)
             data.send(encode({"seq": seq, **reply}))
+            places = None
         elif op == "part":
             _reap_orphans()
             gc.freeze()   # what the cells made: the parts' collections leave those pages unwritten
-            status = _run_part(data, shell.user_ns, msg, limits, isolated)
+            if places is None:      # the same for every part: the parts run in children
+                places = find_places(shell.user_ns)
+            status = _run_part(data, shell.user_ns, msg, limits, isolated, places)
             data.send(encode({"seq": seq, "event": "part_end", "status": status}))
         elif op == "end":
             return
@@ -474,7 +477,7 @@ def _reap_orphans() -> None:
             return
 
 
-def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated: bool):
+def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated: bool, places: list):
     """Run one part in a child. With namespaces, the child has user, mount and IPC namespaces
     and scratch mounts of its own, and once it has ended this process, PID 1 of the submission's
     PID namespace, kills everything else in that namespace: nothing the part started or wrote
@@ -487,7 +490,7 @@ def _run_part(data: Channel, namespace: dict, msg: dict, limits: dict, isolated:
                 isolation.enter(_scratch_dirs(), limits["tmp_bytes"], _kept_dirs(), pid_namespace=False)
                 isolation.drop_capabilities()
             _seal(data.sock.fileno())
-            part(data, namespace, msg)
+            part(data, namespace, msg, places)
         finally:
             os._exit(0)
     status = _exit_code(_reap(pid))
@@ -592,9 +595,9 @@ def _kind(exc: BaseException) -> str:
 
 # ----------------------------------------------------------------------------------- part
 
-def part(data: Channel, namespace: dict, msg: dict) -> None:
+def part(data: Channel, namespace: dict, msg: dict, places: list) -> None:
     oracle = _Oracle(data)
-    rebind(namespace, {spec["name"]: oracle.proxy(spec) for spec in msg["oracles"]})
+    rebind(namespace, {spec["name"]: oracle.proxy(spec) for spec in msg["oracles"]}, places)
     data.send(encode({"seq": msg["seq"], "event": "ready"}))
     own = os.getpid()
     while True:
