@@ -12,8 +12,9 @@ import warnings
 import numpy as np
 
 from . import budget, sandbox
+from .references import References
 from .worker.invoke import describe_exception, execute, inputs as _inputs
-from .worker.protocol import Described, ProtocolError, decode, encode
+from .worker.protocol import ProtocolError, decode, encode
 from .worker.rebind import rebind
 
 _UNASKED = "a message that answers nothing the grader asked"
@@ -84,13 +85,11 @@ class SandboxRunner:
     bounded by the call or cell limit and by what is left of the submission's time budget,
     cleanup included, charged as `budget` says: what a busy machine takes is not charged. When
     the machine starves a wait past its wall-clock backstop, grading stops (`starved` says why):
-    the submission is not graded, rather than graded lower. Oracle requests (the earlier parts, called by the student's code) are
-    answered here from the reference. Anything on the channel that is not the reply awaited
+    the submission is not graded, rather than graded lower. The earlier parts that the student's
+    code calls are answered by `References`. Anything on the channel that is not the reply awaited
     can only come from the submission's own code: it ends the part with status `protocol`.
     """
 
-    ORACLE_BYTES = 2**20      # largest oracle request accepted
-    ORACLE_INT = 4096         # largest number accepted in an oracle request (a size, a count)
     TEXT = 400                # longest student-controlled text kept (an exception message)
 
     def __init__(self, worker, suite, cells: list, limits):
@@ -105,7 +104,7 @@ class SandboxRunner:
         self.seq = 0
         self.part_seq = None
         self.current = None        # index of the cell being run
-        self.oracles: set = set()
+        self.reference = References(suite)
 
     # -- cells ------------------------------------------------------------------------
     def start(self) -> None:
@@ -191,9 +190,7 @@ class SandboxRunner:
         if not self.ready or self.left() <= 0:
             yield ("limit", f"not run: the submission's {self.limits.submission_seconds:g} s time limit was used up")
             return
-        self.oracles = set(oracles)
-        specs = [{"name": n, "kind": self.suite.kinds[n],
-                  "methods": _public_methods(self.suite.reference[n])} for n in oracles]
+        specs = self.reference.serve(oracles)
         try:
             self.part_seq = self._send({"op": "part", "oracles": specs})
             self._await({"seq": self.part_seq, "event": "ready"}, self.limits.call_seconds + 10)
@@ -260,12 +257,10 @@ class SandboxRunner:
         the call makes meanwhile."""
         def receive(deadline: float) -> dict:
             while True:
-                size, message = self.worker.receive(deadline, self._build)
+                size, message = self.worker.receive(deadline, self.reference.build)
                 if message.get("op") != "oracle":
                     return message
-                reply = self._oracle(message) if size <= self.ORACLE_BYTES else \
-                    {"error": f"the request of {size} bytes is too large for the reference"}
-                self.worker.send(reply, self._describe)
+                self.worker.send(self.reference.answer(message, size), self.reference.describe)
         limit = min(self.limits.call_seconds, self.left())
         try:
             message = self.clock.wait(receive, self.limits.call_seconds)
@@ -311,61 +306,6 @@ class SandboxRunner:
         text = text if isinstance(text, str) else ""
         return text if len(text) <= self.TEXT else text[:self.TEXT] + "..."
 
-    # -- oracles ----------------------------------------------------------------------
-    def _oracle(self, message: dict) -> dict:
-        try:
-            _check_sizes(message, self.ORACLE_INT)
-            with np.errstate(all="ignore"):
-                value = self._evaluate(message)
-            return {"value": value}
-        except Exception as exc:  # the reference on arguments the student chose
-            signature = " (it takes the arguments of the release's signature)" if isinstance(exc, TypeError) else ""
-            return {"error": f"{self._official(message)}, used in place of yours while this part is graded, "
-                             f"could not evaluate this call{signature}: {type(exc).__name__}: {exc}"}
-
-    def _official(self, message: dict) -> str:
-        """The earlier part a request asked for, in words (named only if it is one)."""
-        if "fn" in message or "new" in message:
-            name, method = message.get("fn", message.get("new")), None
-        else:
-            name, method = type(message.get("obj")).__name__, message.get("method")
-        if not isinstance(name, str) or name not in self.oracles:
-            return "the official version of an earlier part"
-        known = self.suite.kinds[name] == "class" and method in _public_methods(self.suite.reference[name])
-        return f"the official {name}" + (f".{method}" if known else "")
-
-    def _evaluate(self, message: dict):
-        reference = self.suite.reference
-        args, kwargs = tuple(message.get("args", ())), dict(message.get("kwargs", {}))
-        if "fn" in message:
-            name = message["fn"]
-            if name not in self.oracles or self.suite.kinds[name] != "function":
-                raise PermissionError(f"{name} is not available")
-            return reference[name](*args, **kwargs)
-        if "new" in message:
-            name = message["new"]
-            if name not in self.oracles or self.suite.kinds[name] != "class":
-                raise PermissionError(f"{name} is not available")
-            return dict(vars(reference[name](*args, **kwargs)))
-        obj, method = message.get("obj"), message.get("method")
-        if type(obj).__name__ not in self.oracles or method not in _public_methods(type(obj)):
-            raise PermissionError("method not available")
-        return getattr(obj, method)(*args, **kwargs)
-
-    def _build(self, cls: str, attrs):
-        """A reference object from attributes the worker sent (only classes of this part's oracles)."""
-        if cls not in self.oracles or self.suite.kinds.get(cls) != "class" or not isinstance(attrs, dict):
-            raise ProtocolError(f"unexpected object of class {cls}")
-        obj = object.__new__(self.suite.reference[cls])
-        obj.__dict__.update(attrs)
-        return obj
-
-    def _describe(self, obj):
-        name = type(obj).__name__
-        if self.suite.reference.get(name) is type(obj):
-            return Described(name, dict(vars(obj)))
-        return None
-
     # -- plumbing ---------------------------------------------------------------------
     def left(self) -> float:
         """Seconds left of the submission's budget."""
@@ -382,41 +322,7 @@ class SandboxRunner:
     def _await(self, expected: dict, seconds: float) -> dict:
         """The next message, which must have the fields of `expected`: the channel is this
         submission's alone, so anything else was written by its code (`Malformed`)."""
-        _, message = self.clock.wait(lambda deadline: self.worker.receive(deadline, self._build), seconds)
+        _, message = self.clock.wait(lambda deadline: self.worker.receive(deadline, self.reference.build), seconds)
         if not all(message.get(k) == v for k, v in expected.items()):
             raise sandbox.Malformed(_UNASKED)
         return message
-
-
-FLOAT_LIMIT = 1e6
-
-
-def _public_methods(cls) -> list:
-    return [name for name, value in vars(cls).items() if callable(value) and not name.startswith("_")]
-
-
-def _check_sizes(value, limit: int, depth: int = 0) -> None:
-    """Refuse oracle requests with a number that could make the reference allocate or loop
-    without bound, in any container, 0-d and integer arrays included: integers (sizes, counts)
-    up to `limit`, finite floats (a RoPE base, a temperature) up to FLOAT_LIMIT."""
-    if isinstance(value, (bool, np.bool_)):
-        return
-    if isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray) and value.ndim == 0):
-        number = np.asarray(value)
-        if number.dtype.kind in "iu" or isinstance(value, int):
-            if abs(int(number)) > limit:
-                raise ValueError(f"the number {int(number)} is too large")
-        elif np.isfinite(number.real) and abs(float(number.real)) > FLOAT_LIMIT:
-            raise ValueError(f"the number {float(number.real):g} is too large")
-        return
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind in "iu" and value.size and int(np.abs(value.astype(np.int64)).max()) > limit:
-            raise ValueError("an integer array holds a number too large")
-        return
-    if isinstance(value, dict):
-        value = list(value.values())
-    elif hasattr(value, "__dict__") and not isinstance(value, np.ndarray):
-        value = list(vars(value).values())
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            _check_sizes(item, limit, depth + 1)

@@ -102,7 +102,7 @@ def executed_notebook():
             nb = notebooks.read(path)
             if extra:
                 nb.cells.append(new_code_cell(extra))
-            NotebookClient(nb, timeout=1200, resources={"metadata": {"path": str(path.parent)}}).execute()
+            NotebookClient(nb, timeout=3600, resources={"metadata": {"path": str(path.parent)}}).execute()
             _EXECUTED[assignment] = nb
         return _EXECUTED[assignment]
     return run

@@ -70,7 +70,7 @@ def test_spinning_code_is_charged_its_cpu_time_not_its_wait_for_a_cpu(on_core_ze
 def test_sleeping_code_is_charged_its_wall_time(on_core_zero):
     with busy_machine(1, core=0):
         charged, cpu, wall = charged_run("import time; time.sleep(0.8)")
-    assert cpu < 0.2 and charged == pytest.approx(wall, abs=0.1)
+    assert cpu < 0.2 and 0.8 <= charged <= wall      # the sleep in full; only its waits for a CPU are not
 
 
 def test_a_process_that_ends_unseen_is_charged_the_wall_time_it_took(on_core_zero):
@@ -78,7 +78,7 @@ def test_a_process_that_ends_unseen_is_charged_the_wall_time_it_took(on_core_zer
     time it made its parent wait is charged instead."""
     code = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {BURN!r}])\n"
     charged, cpu, wall = charged_run(code)
-    assert charged == pytest.approx(wall, rel=0.1)
+    assert 0.6 <= charged <= wall      # at least the CPU time the child took with it, seen as its parent's wait
 
 
 # -- end to end ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from autograder.runners import SandboxRunner, _check_sizes
+from autograder.references import LARGEST_INT, check_sizes
 from autograder.worker.invoke import Call, New, Rng
 from autograder.worker.protocol import ProtocolError, decode, encode
 
@@ -70,13 +70,13 @@ def test_random_corruptions_raise_only_protocol_error():
 ])
 def test_oracle_requests_with_a_runaway_number_are_refused(value):
     with pytest.raises(ValueError):
-        _check_sizes({"args": (value,), "kwargs": {}}, SandboxRunner.ORACLE_INT)
+        check_sizes({"args": (value,), "kwargs": {}}, LARGEST_INT)
 
 
 @pytest.mark.parametrize("value", [64, -1, 1e-5, 0.5, 10000.0, float("inf"), np.array(16), np.arange(10),
                                    np.ones((30, 30)) * 1e6, True])
 def test_ordinary_oracle_arguments_pass(value):
-    _check_sizes({"args": (value,), "kwargs": {}}, SandboxRunner.ORACLE_INT)
+    check_sizes({"args": (value,), "kwargs": {}}, LARGEST_INT)
 
 
 def test_strings_and_dict_keys_that_numpy_made_arrive_as_plain_values():
