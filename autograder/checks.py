@@ -74,6 +74,8 @@ class Mistake:
     message: str                # tier 1: the mistake and the idea, never the literal code fix
     impl: Callable | None       # None: recognised by a check itself, not by reproducing outputs
     fix: str = ""               # tier 2: the exact fix
+    nonfinite: bool = False     # its idea is an overflow, a 0 log 0 or a division by 0: NaN or inf
+    #                             where the reference has numbers is evidence for it (verdict.shows)
 
 
 IN_PLACE = Mistake("*", "in_place", *verdict.IN_PLACE[:1], None, verdict.IN_PLACE[1])
@@ -124,13 +126,22 @@ class Suite:
             return body
         return register
 
-    def mistake(self, part: str, message: str, fix: str = ""):
+    def mistake(self, part: str, message: str, fix: str = "", nonfinite: bool = False):
         """Register a known mistake: a wrong version of the part (a method for classes), with
-        its tier-1 `message` and tier-2 `fix`."""
+        its tier-1 `message` and tier-2 `fix`. `nonfinite`: the mistake is about values that
+        overflow or are undefined (NaN or inf where the reference has numbers is its sign);
+        any other is shown only by wrong numbers (verdict.shows)."""
         def register(impl):
-            self.parts[part].mistakes.append(Mistake(part, impl.__name__, message, impl, fix))
+            self.parts[part].mistakes.append(Mistake(part, impl.__name__, message, impl, fix, nonfinite))
             return impl
         return register
+
+    def nonfinite(self, part: str, *keys: str) -> None:
+        """Mark catalogued mistakes of `part` as being about values that overflow or are undefined
+        (see `mistake`)."""
+        catalogue = {m.key: m for m in self.parts[part].mistakes}
+        for key in keys:
+            catalogue[key].nonfinite = True
 
     def recognised(self, part: str, key: str, message: str, fix: str = "") -> Mistake:
         """Register a mistake of `part` that one of its checks recognises itself (raising
@@ -474,7 +485,9 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
 
 def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, outputs: dict) -> bool:
     """`mistake` reproduces every result of the failed check and differs from the reference on
-    one of them. On the other checks it reproduces every value the student returned, except
+    one of them in a way that shows it (`verdict.shows`: NaN or inf where the reference has
+    numbers shows only a mistake about such values; any other code that divides by zero or
+    overflows leaves the same). On the other checks it reproduces every value the student returned, except
     where the student passed and the mistake gives the reference's result too (a draw made
     another way) or where both raised, another exception (a second mistake may raise first).
     Where the student's code raised and the mistake returns a value, the mistake is not what
@@ -484,8 +497,8 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
         wrong = _mistake_result(suite, mistake, call, outputs)
         if not _same(got, wrong, failed.check.tol):
             return False
-        differs |= isinstance(wrong, BaseException) or not close(
-            wrong, failed.reference(call), *_tolerances(failed.check.tol))
+        differs |= verdict.shows(wrong, failed.reference(call), *_tolerances(failed.check.tol),
+                                 nonfinite=mistake.nonfinite)
     if not differs:
         return False
     for trial, result in trials:

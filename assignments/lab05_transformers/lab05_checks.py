@@ -302,8 +302,9 @@ FOREIGN_RNG = ("the random draws do not come from the generator passed in as `rn
                "generator made inside the function), so the same seed does not give the same result",
                "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
 SEED_IGNORED = ("the result does not depend on the generator passed in as `rng`: nothing random is drawn "
-                "from it (or what is drawn is not used), or a generator with a fixed seed of its own is "
-                "made inside the function, so every seed gives the same result",
+                "from it (or what is drawn is not used), a generator with a fixed seed of its own is "
+                "made inside the function, or what was drawn on an earlier call (a mask) is kept and "
+                "reused, so every seed gives the same result",
                 "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
 
 
@@ -368,6 +369,32 @@ def same_outcome(got, mistake, rtol: float, atol: float, overflow_alike: bool = 
     if overflow_alike:
         got, mistake = _overflowed(got), _overflowed(mistake)
     return close(got, mistake, rtol, atol)
+
+
+def shows(mistake, expected, rtol: float, atol: float, nonfinite: bool = False) -> bool:
+    """A mistake's outcome differs from the expected one in a way that can name it: it raises,
+    has another type or shape, or differs in an entry that it holds as a number (a NaN or inf
+    where the expected value is a number is any overflow's or 0/0's, not one idea's), unless the
+    mistake is `nonfinite`, about such values itself."""
+    if isinstance(mistake, (BaseException, Raised)):
+        return True
+    if close(mistake, expected, rtol, atol):
+        return False
+    if nonfinite:
+        return True
+    if isinstance(expected, tuple):
+        return not isinstance(mistake, tuple) or len(mistake) != len(expected) or any(
+            shows(m, e, rtol, atol) for m, e in zip(mistake, expected))
+    try:
+        got, want = np.asarray(mistake), np.asarray(expected)
+    except (TypeError, ValueError):
+        return True
+    if got.shape != want.shape or got.dtype.kind not in "biufc" or want.dtype.kind not in "biufc":
+        return True
+    got, want = got.astype(complex if "c" in (got.dtype.kind + want.dtype.kind) else float), want.astype(
+        complex if "c" in (got.dtype.kind + want.dtype.kind) else float)
+    numbers = np.isfinite(got)
+    return bool((~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True) & numbers).any())
 
 
 def _overflowed(value):

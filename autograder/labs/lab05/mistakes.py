@@ -923,3 +923,10 @@ def log_probabilities(self, token_ids):
     u = _lm(self, token_ids)
     shifted = u - u.max(axis=-1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# Mistakes whose sign is NaN or inf where the reference has numbers (overflow, 0/0): only for
+# these is a non-finite result evidence (checks.explains, verdict.shows)
+suite.nonfinite("softmax", "unstable", "global_max", "min_shift", "mean_shift", "max_added")
+suite.nonfinite("scaled_dot_product_attention", "unstable_softmax")
+suite.nonfinite("causal_attention", "nan_mask", "renormalised_after_softmax", "unstable_softmax")

@@ -1180,3 +1180,12 @@ def not_averaged(weights):
          "and 2), one value per head", fix="mean(axis=(0, 2))")
 def averaged_over_heads(weights):
     return _row_entropy(weights).mean(axis=(0, 1))
+
+
+# Mistakes whose sign is NaN or inf where the reference has numbers (overflow, log 0, 0/0): only
+# for these is a non-finite result evidence (checks.explains, verdict.shows)
+suite.nonfinite("cross_entropy", "log_of_softmax", "unstable", "unstable_probabilities", "global_max")
+suite.nonfinite("cross_entropy_backward", "unstable_softmax", "global_max_softmax")
+suite.nonfinite("gelu_backward", "tanh_from_exp")
+suite.nonfinite("next_token_probs", "nucleus_can_be_empty", "unstable_softmax_probs")
+suite.nonfinite("attention_entropy", "nan_on_zeros")
