@@ -76,6 +76,9 @@ class Mistake:
     fix: str = ""               # tier 2: the exact fix
     nonfinite: bool = False     # its idea is an overflow, a 0 log 0 or a division by 0: NaN or inf
     #                             where the reference has numbers is evidence for it (verdict.shows)
+    rounding: bool = False      # its idea is a lower precision (float32): the student's results
+    #                             are its own if they are off from the reference by as much as its
+    #                             own are (verdict.rounding_alike), wherever the code rounds
 
 
 IN_PLACE = Mistake("*", "in_place", *verdict.IN_PLACE[:1], None, verdict.IN_PLACE[1])
@@ -135,6 +138,14 @@ class Suite:
             self.parts[part].mistakes.append(Mistake(part, impl.__name__, message, impl, fix, nonfinite))
             return impl
         return register
+
+    def rounding(self, part: str, *keys: str) -> None:
+        """Mark catalogued mistakes of `part` as computing in float32: other code with the same
+        idea rounds at other places, so the student's results need only be as far from the
+        reference as the mistake's (verdict.rounding_alike)."""
+        catalogue = {m.key: m for m in self.parts[part].mistakes}
+        for key in keys:
+            catalogue[key].rounding = True
 
     def nonfinite(self, part: str, *keys: str) -> None:
         """Mark catalogued mistakes of `part` as being about values that overflow or are undefined
@@ -495,7 +506,7 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
     differs = False
     for call, got in failed.observed:
         wrong = _mistake_result(suite, mistake, call, outputs)
-        if not _same(got, wrong, failed.check.tol):
+        if not _alike(mistake, got, wrong, failed, call):
             return False
         differs |= verdict.shows(wrong, failed.reference(call), *_tolerances(failed.check.tol),
                                  nonfinite=mistake.nonfinite)
@@ -506,7 +517,7 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
             continue
         for call, got in trial.observed:
             wrong = _mistake_result(suite, mistake, call, outputs)
-            if isinstance(got, Raised) and isinstance(wrong, BaseException) or _same(got, wrong, trial.check.tol):
+            if isinstance(got, Raised) and isinstance(wrong, BaseException) or _alike(mistake, got, wrong, trial, call):
                 continue
             if result.status != "passed" or isinstance(wrong, BaseException) or not close(
                     wrong, trial.reference(call), *_tolerances(trial.check.tol)):
@@ -525,6 +536,13 @@ def _mistake_result(suite: Suite, mistake: Mistake, call: Call, outputs: dict):
         except Exception as exc:    # a mistake may raise: that reproduces a student's exception
             outputs[key] = exc
     return outputs[key]
+
+
+def _alike(mistake: Mistake, got, wrong, trial: Trial, call: Call) -> bool:
+    """The student's outcome `got` is the mistake's `wrong` for `call` (see Mistake.rounding)."""
+    if _same(got, wrong, trial.check.tol):
+        return True
+    return mistake.rounding and verdict.rounding_alike(got, wrong, trial.reference(call), _tolerances(trial.check.tol)[1])
 
 
 def _same(got, wrong, tol) -> bool:

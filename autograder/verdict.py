@@ -129,6 +129,27 @@ def shows(mistake, expected, rtol: float, atol: float, nonfinite: bool = False) 
     return bool((~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True) & numbers).any())
 
 
+ROUNDING_ALIKE = 10     # how many times a precision mistake's own error the student's may be
+
+
+def rounding_alike(got, mistake, expected, atol: float) -> bool:
+    """The student's result is a precision mistake's (float32 arithmetic) in effect: the same
+    structure and shapes, finite, and in every array at most ROUNDING_ALIKE times as far from
+    the expected one as the mistake's (code that rounds at other places moves other digits)."""
+    if isinstance(expected, tuple):
+        return (isinstance(got, tuple) and isinstance(mistake, tuple) and len(got) == len(mistake) == len(expected)
+                and all(rounding_alike(g, m, e, atol) for g, m, e in zip(got, mistake, expected)))
+    try:
+        g, m, e = (np.asarray(v, dtype=float) for v in (got, mistake, expected))
+    except (TypeError, ValueError):
+        return False
+    if not g.shape == m.shape == e.shape or not (np.isfinite(g).all() and np.isfinite(m).all()):
+        return False
+    if g.size == 0:
+        return True
+    return bool(np.max(np.abs(g - e)) <= ROUNDING_ALIKE * np.max(np.abs(m - e)) + atol)
+
+
 def _overflowed(value):
     if isinstance(value, tuple):
         return tuple(_overflowed(v) for v in value)
