@@ -1189,3 +1189,193 @@ suite.nonfinite("cross_entropy_backward", "unstable_softmax", "global_max_softma
 suite.nonfinite("gelu_backward", "tanh_from_exp")
 suite.nonfinite("next_token_probs", "nucleus_can_be_empty", "unstable_softmax_probs")
 suite.nonfinite("attention_entropy", "nan_on_zeros")
+
+
+# ------------------------------------------------------------ more ideas, each in every variant
+# (issue 32: mistakes derived by the mutation operators of tests/mutations.py that students make:
+# another axis, a term left out, a flipped sign, a mean for a sum, float32 arithmetic)
+
+def _in_float32(function):
+    """`function` on its float arguments rounded to float32 (a float32 computation)."""
+    def wrong(*args, **kwargs):
+        cast = [np.asarray(a, dtype=np.float32) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
+                for a in args]
+        return function(*cast, **kwargs)
+    return wrong
+
+
+_FLOAT32 = ("it computes in float32 (an array made with dtype=np.float32, or astype(np.float32)), which "
+            "keeps about 7 significant digits; keep the inputs' float64")
+for _part in ("cross_entropy", "cross_entropy_backward", "linear_backward", "gelu_backward",
+              "layer_norm_backward", "attention_entropy"):
+    _wrong = _in_float32(getattr(R, _part))
+    _wrong.__name__ = "computed_in_float32"
+    mistake(_part, _FLOAT32, fix="leave out the float32 conversion")(_wrong)
+    suite.rounding(_part, "computed_in_float32")
+
+
+def _ce_from(log_probs_of):
+    def wrong(logits, targets):
+        return float(-_picked(log_probs_of(logits), targets).mean())
+    return wrong
+
+
+_CE_IDEAS = {
+    "normaliser_missing": ("the log of the normaliser is missing: log p = u - log Σ exp(u), so the loss is "
+                           "not just minus the target's logit", [
+                               lambda u: u - u.max(axis=-1, keepdims=True), lambda u: u]),
+    "normaliser_added": ("the log-sum-exp is added instead of subtracted: log p = u - m - log Σ exp(u - m)", [
+        lambda u: (u - u.max(axis=-1, keepdims=True)) + np.log(np.exp(u - u.max(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True))]),
+    "mean_in_normaliser": ("the normaliser is a mean of the exponentials instead of their sum: "
+                           "log p = u - log Σ_j exp(u_j)", [
+                               lambda u: (u - u.max(axis=-1, keepdims=True)) - np.log(np.exp(u - u.max(axis=-1, keepdims=True)).mean(axis=-1, keepdims=True))]),
+    "max_over_other_axis": ("the maximum is taken over another axis than the vocabulary: log-sum-exp is "
+                            "unchanged only by one constant per row, so the maximum runs over the last axis", [
+                                (lambda a: lambda u: (u - u.max(axis=a, keepdims=True)) - np.log(np.exp(u - u.max(axis=a, keepdims=True)).sum(axis=-1, keepdims=True)))(a)
+                                for a in (0, 1, -2)]),
+    "sum_over_other_axis": ("the exponentials are summed over another axis than the vocabulary: each "
+                            "position's normaliser sums over its own V logits, the last axis", [
+                                (lambda a: lambda u: (u - u.max(axis=-1, keepdims=True)) - np.log(np.exp(u - u.max(axis=-1, keepdims=True)).sum(axis=a, keepdims=True)))(a)
+                                for a in (0, 1, -2)]),
+}
+for _key, (_message, _variants) in _CE_IDEAS.items():
+    for _i, _lp in enumerate(_variants):
+        _wrong = _ce_from(_lp)
+        _wrong.__name__ = f"{_key}_{_i}" if len(_variants) > 1 else _key
+        mistake("cross_entropy", _message)(_wrong)
+
+
+def _ceb(probs_of, sign=-1.0):
+    def wrong(logits, targets):
+        grad = probs_of(logits).copy()
+        np.put_along_axis(grad, targets[..., None], _picked(grad, targets)[..., None] + sign, -1)
+        return grad / targets.size
+    return wrong
+
+
+@mistake("cross_entropy_backward", "1 is added at the target instead of subtracted: the gradient is "
+         "(softmax(u) - onehot(target)) / (BN)")
+def onehot_added(logits, targets):
+    return _ceb(_softmax, +1.0)(logits, targets)
+
+
+for _a in (0, 1, -2):
+    _wrong = _ceb((lambda a: lambda u: _softmax(u, a))(_a))
+    _wrong.__name__ = f"softmax_over_axis_{_a}".replace("-", "m")
+    mistake("cross_entropy_backward", "the softmax normalises over another axis than the vocabulary: each "
+            "position's probabilities sum to 1 over its V logits, the last axis")(_wrong)
+
+
+@mistake("gelu_backward", "tanh′ is taken as 1 + tanh²: the derivative of tanh u is 1 - tanh²u")
+def tanh_prime_plus(dy, x):
+    return _gelu_grad(dy, x, tanh_prime=lambda th: 1 + th * th)
+
+
+@mistake("gelu_backward", "the cubic term is missing from the tanh argument: u = √(2/π)(x + 0.044715x³)")
+def u_without_cube(dy, x):
+    th = np.tanh(_K * x)
+    return dy * 0.5 * (1 + th + x * (1 - th * th) * _K * (1 + 3 * _A * x * x))
+
+
+@mistake("gelu_backward", "the cubic term is missing from the tanh argument: u = √(2/π)(x + 0.044715x³)")
+def u_and_derivative_without_cube(dy, x):
+    th = np.tanh(_K * x)
+    return dy * 0.5 * (1 + th + x * (1 - th * th) * _K)
+
+
+@mistake("gelu_backward", "the 1 of ½(1 + tanh u) is missing: GELU′(x) = ½(1 + tanh u) + ½x(1 - tanh²u)u′")
+def one_missing(dy, x):
+    th = np.tanh(_K * (x + _A * x ** 3))
+    return dy * 0.5 * (th + x * (1 - th * th) * _K * (1 + 3 * _A * x * x))
+
+
+for _a in (0, -2):
+    def _wrong(dy, x, gamma, eps=1e-5, _a=_a):
+        xc = x - x.mean(axis=_a, keepdims=True)
+        var = (xc * xc).mean(axis=_a, keepdims=True)
+        xhat = xc / np.sqrt(var + eps)
+        g = dy * gamma
+        dx = (g - g.mean(axis=_a, keepdims=True) - xhat * (g * xhat).mean(axis=_a, keepdims=True)) / np.sqrt(var + eps)
+        lead = tuple(range(x.ndim - 1))
+        return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
+    _wrong.__name__ = f"statistics_over_axis_{_a}".replace("-", "m")
+    mistake("layer_norm_backward", "the statistics (mean, variance and the mean terms) are taken over another "
+            "axis than the features: layer norm normalises each vector over its last axis")(_wrong)
+
+
+@mistake("layer_norm_backward", "dgamma and dbeta sum over the features instead of over the positions: "
+         "they have one entry per feature, summed over every leading axis")
+def dparams_over_features(dy, x, gamma, eps=1e-5):
+    dx, _, _ = R.layer_norm_backward(dy, x, gamma, eps)
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return dx, (dy * xhat).reshape(-1, x.shape[-1]).sum(axis=-1), dy.reshape(-1, x.shape[-1]).sum(axis=-1)
+
+
+@mistake("layer_norm_backward", "dx is not divided by the standard deviation: dx = (g - mean(g) - x̂ "
+         "mean(g x̂)) / sqrt(var + eps)")
+def not_divided_by_sigma(dy, x, gamma, eps=1e-5):
+    return _ln_grads(dy, x, gamma, eps, power=0)
+
+
+@mistake("adamw_update", "the first moment drops its (1 - β₁) factor: m = β₁m + (1 - β₁)g")
+def m_without_one_minus(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, m_new=lambda m, g: b1 * m + g)
+
+
+@mistake("adamw_update", "the second moment drops its (1 - β₂) factor: v = β₂v + (1 - β₂)g²")
+def v_without_one_minus(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, v_new=lambda v, g: b2 * v + g * g)
+
+
+@mistake("adamw_update", "the moments forget their history: m = β₁m + (1 - β₁)g and v = β₂v + (1 - β₂)g² "
+         "keep β times the old moment")
+def history_forgotten(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, m_new=lambda m, g: (1 - b1) * g,
+                         v_new=lambda v, g: (1 - b2) * g * g)
+
+
+@mistake("adamw_update", "the moments forget their history: m = β₁m + (1 - β₁)g and v = β₂v + (1 - β₂)g² "
+         "keep β times the old moment")
+def m_history_forgotten(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, m_new=lambda m, g: (1 - b1) * g)
+
+
+@mistake("adamw_update", "the moments forget their history: m = β₁m + (1 - β₁)g and v = β₂v + (1 - β₂)g² "
+         "keep β times the old moment")
+def v_history_forgotten(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, v_new=lambda v, g: (1 - b2) * g * g)
+
+
+@mistake("adamw_update", "the weight decay is added: decoupled decay shrinks the weights, p ← p - lr·λ·p")
+def decay_added(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    new, m2, v2 = R.adamw_update(p, g, m, v, t, lr, betas, eps, weight_decay)
+    return new + 2 * lr * weight_decay * p, m2, v2
+
+
+def _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, m_new=None, v_new=None):
+    b1, b2 = betas
+    m = m_new(m, g) if m_new else b1 * m + (1 - b1) * g
+    v = v_new(v, g) if v_new else b2 * v + (1 - b2) * g * g
+    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    return p - lr * weight_decay * p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+
+
+for _a in (0, 1):
+    def _wrong(weights, _a=_a):
+        safe = np.where(weights > 0, weights, 1.0)
+        return -(weights * np.log2(safe)).sum(axis=_a).mean(axis=(0, 2))
+    _wrong.__name__ = f"summed_over_axis_{_a}"
+    mistake("attention_entropy", "the entropy sums over another axis than the keys: each row's entropy "
+            "sums -α log2 α over its keys, the last axis")(_wrong)
+
+
+@mistake("attention_entropy", "the entropies are summed over the sequences and the query positions: "
+         "average them (one mean per head)")
+def summed_over_batch_and_queries(weights):
+    safe = np.where(weights > 0, weights, 1.0)
+    return -(weights * np.log2(safe)).sum(axis=-1).sum(axis=(0, 2))
