@@ -78,7 +78,7 @@ class Mistake:
     #                             where the reference has numbers is evidence for it (verdict.shows)
     rounding: bool = False      # its idea is a lower precision (float32): the student's results
     #                             are its own if they are off from the reference by as much as its
-    #                             own are (verdict.rounding_alike), wherever the code rounds
+    #                             own are (rounding_alike), wherever the code rounds
 
 
 IN_PLACE = Mistake("*", "in_place", *verdict.IN_PLACE[:1], None, verdict.IN_PLACE[1])
@@ -142,7 +142,7 @@ class Suite:
     def rounding(self, part: str, *keys: str) -> None:
         """Mark catalogued mistakes of `part` as computing in float32: other code with the same
         idea rounds at other places, so the student's results need only be as far from the
-        reference as the mistake's (verdict.rounding_alike)."""
+        reference as the mistake's (rounding_alike)."""
         catalogue = {m.key: m for m in self.parts[part].mistakes}
         for key in keys:
             catalogue[key].rounding = True
@@ -542,7 +542,7 @@ def _alike(mistake: Mistake, got, wrong, trial: Trial, call: Call) -> bool:
     """The student's outcome `got` is the mistake's `wrong` for `call` (see Mistake.rounding)."""
     if _same(got, wrong, trial.check.tol):
         return True
-    return mistake.rounding and verdict.rounding_alike(got, wrong, trial.reference(call), _tolerances(trial.check.tol)[1])
+    return mistake.rounding and rounding_alike(got, wrong, trial.reference(call), _tolerances(trial.check.tol)[1])
 
 
 def _same(got, wrong, tol) -> bool:
@@ -552,3 +552,20 @@ def _same(got, wrong, tol) -> bool:
 def _tolerances(tol) -> tuple:
     tol = tol or FLOAT64
     return tol.rtol, tol.atol
+
+
+ROUNDING_ALIKE = 10     # how many times a precision mistake's own error the student's may be
+
+
+def rounding_alike(got, mistake, expected, atol: float) -> bool:
+    """The student's result is a precision mistake's (float32 arithmetic) in effect: finite, and
+    at most ROUNDING_ALIKE times as far from the expected one as the mistake's, array by array."""
+    if isinstance(expected, tuple):
+        return (isinstance(got, tuple) and isinstance(mistake, tuple) and len(got) == len(mistake) == len(expected)
+                and all(rounding_alike(g, m, e, atol) for g, m, e in zip(got, mistake, expected)))
+    try:
+        g, m, e = (np.asarray(v, dtype=float) for v in (got, mistake, expected))
+    except (TypeError, ValueError):
+        return False
+    return g.shape == m.shape == e.shape and bool(np.isfinite(g).all() and np.isfinite(m).all()) and (
+        g.size == 0 or bool(np.max(np.abs(g - e)) <= ROUNDING_ALIKE * np.max(np.abs(m - e)) + atol))

@@ -156,7 +156,8 @@ def helper_files(lab, assignment: str, helper: Path) -> dict:
     that gets another on them: the helper names a mistake only where it explains the student's
     outcomes on all of a part's cases)."""
     data = Data()
-    catalogue = {name: [[m.message, getattr(m, "fix", "") or ""] for m in lab.suite.parts[name].mistakes]
+    catalogue = {name: [[m.message, getattr(m, "fix", "") or "", _shown_by(m), index]
+                        for index, m in enumerate(lab.suite.parts[name].mistakes)]
                  for name in lab.CASES}
     cases = {name: [{"description": description, "call": data.encode(call),
                      "names": data.encode(lab.suite.output_names.get(name)),
@@ -185,6 +186,12 @@ def helper_source() -> str:
         "_cases, _properties = load(__file__)",
         "CASES.update(_cases)",
         "PROPERTIES.update(_properties)"]) + "\n"
+
+
+def _shown_by(mistake) -> str:
+    """What the helper needs to know of how a mistake shows (checks.Mistake): "nonfinite",
+    "rounding" or ""."""
+    return "nonfinite" if mistake.nonfinite else "rounding" if mistake.rounding else ""
 
 
 def _mistake_outputs(suite, name, call, expected) -> list:

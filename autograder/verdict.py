@@ -104,50 +104,19 @@ def same_outcome(got, mistake, rtol: float, atol: float, overflow_alike: bool = 
 
 
 def shows(mistake, expected, rtol: float, atol: float, nonfinite: bool = False) -> bool:
-    """A mistake's outcome differs from the expected one in a way that can name it: it raises,
-    has another type or shape, or differs in an entry that it holds as a number (a NaN or inf
-    where the expected value is a number is any overflow's or 0/0's, not one idea's), unless the
-    mistake is `nonfinite`, about such values itself."""
-    if isinstance(mistake, (BaseException, Raised)):
-        return True
-    if close(mistake, expected, rtol, atol):
-        return False
-    if nonfinite:
+    """A mistake's outcome differs from the expected one in a way that names it: it raises, has
+    another structure, or differs where it holds a number (NaN or inf where a number is expected
+    is any overflow's or 0/0's, not one idea's), unless it is `nonfinite` (about such values)."""
+    if isinstance(mistake, (BaseException, Raised)) or nonfinite and not close(mistake, expected, rtol, atol):
         return True
     if isinstance(expected, tuple):
         return not isinstance(mistake, tuple) or len(mistake) != len(expected) or any(
             shows(m, e, rtol, atol) for m, e in zip(mistake, expected))
     try:
-        got, want = np.asarray(mistake), np.asarray(expected)
+        got, want = np.asarray(mistake, dtype=complex), np.asarray(expected, dtype=complex)
     except (TypeError, ValueError):
-        return True
-    if got.shape != want.shape or got.dtype.kind not in "biufc" or want.dtype.kind not in "biufc":
-        return True
-    got, want = got.astype(complex if "c" in (got.dtype.kind + want.dtype.kind) else float), want.astype(
-        complex if "c" in (got.dtype.kind + want.dtype.kind) else float)
-    numbers = np.isfinite(got)
-    return bool((~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True) & numbers).any())
-
-
-ROUNDING_ALIKE = 10     # how many times a precision mistake's own error the student's may be
-
-
-def rounding_alike(got, mistake, expected, atol: float) -> bool:
-    """The student's result is a precision mistake's (float32 arithmetic) in effect: the same
-    structure and shapes, finite, and in every array at most ROUNDING_ALIKE times as far from
-    the expected one as the mistake's (code that rounds at other places moves other digits)."""
-    if isinstance(expected, tuple):
-        return (isinstance(got, tuple) and isinstance(mistake, tuple) and len(got) == len(mistake) == len(expected)
-                and all(rounding_alike(g, m, e, atol) for g, m, e in zip(got, mistake, expected)))
-    try:
-        g, m, e = (np.asarray(v, dtype=float) for v in (got, mistake, expected))
-    except (TypeError, ValueError):
-        return False
-    if not g.shape == m.shape == e.shape or not (np.isfinite(g).all() and np.isfinite(m).all()):
-        return False
-    if g.size == 0:
-        return True
-    return bool(np.max(np.abs(g - e)) <= ROUNDING_ALIKE * np.max(np.abs(m - e)) + atol)
+        return not close(mistake, expected, rtol, atol)
+    return got.shape != want.shape or bool((np.isfinite(got) & ~np.isclose(got, want, rtol, atol, True)).any())
 
 
 def _overflowed(value):

@@ -372,29 +372,19 @@ def same_outcome(got, mistake, rtol: float, atol: float, overflow_alike: bool = 
 
 
 def shows(mistake, expected, rtol: float, atol: float, nonfinite: bool = False) -> bool:
-    """A mistake's outcome differs from the expected one in a way that can name it: it raises,
-    has another type or shape, or differs in an entry that it holds as a number (a NaN or inf
-    where the expected value is a number is any overflow's or 0/0's, not one idea's), unless the
-    mistake is `nonfinite`, about such values itself."""
-    if isinstance(mistake, (BaseException, Raised)):
-        return True
-    if close(mistake, expected, rtol, atol):
-        return False
-    if nonfinite:
+    """A mistake's outcome differs from the expected one in a way that names it: it raises, has
+    another structure, or differs where it holds a number (NaN or inf where a number is expected
+    is any overflow's or 0/0's, not one idea's), unless it is `nonfinite` (about such values)."""
+    if isinstance(mistake, (BaseException, Raised)) or nonfinite and not close(mistake, expected, rtol, atol):
         return True
     if isinstance(expected, tuple):
         return not isinstance(mistake, tuple) or len(mistake) != len(expected) or any(
             shows(m, e, rtol, atol) for m, e in zip(mistake, expected))
     try:
-        got, want = np.asarray(mistake), np.asarray(expected)
+        got, want = np.asarray(mistake, dtype=complex), np.asarray(expected, dtype=complex)
     except (TypeError, ValueError):
-        return True
-    if got.shape != want.shape or got.dtype.kind not in "biufc" or want.dtype.kind not in "biufc":
-        return True
-    got, want = got.astype(complex if "c" in (got.dtype.kind + want.dtype.kind) else float), want.astype(
-        complex if "c" in (got.dtype.kind + want.dtype.kind) else float)
-    numbers = np.isfinite(got)
-    return bool((~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True) & numbers).any())
+        return not close(mistake, expected, rtol, atol)
+    return got.shape != want.shape or bool((np.isfinite(got) & ~np.isclose(got, want, rtol, atol, True)).any())
 
 
 def _overflowed(value):
@@ -523,16 +513,18 @@ def _fail(name: str, obj, failed, runs, namespace) -> None:
 
 
 def _cause(runs):
-    known = {}      # (message, fix) -> {case description: the mistake's outcome}
+    known = {}      # (message, fix, ...) -> {case description: (the mistake's kind, its outcome)}
     for (description, _, _, _, mistakes), _, _, _ in runs:
-        for message, fix, outcome in mistakes:
-            known.setdefault((message, fix), {})[description] = outcome
+        for message, fix, *more, outcome in mistakes:       # more: its kind (checks.Mistake), its index
+            known.setdefault((message, fix, *more[1:]), {})[description] = ((more or [""])[0], outcome)
     for overflow_alike in (False, True):
         fits = [mistake for mistake, outcomes in known.items()
-                if all(same_outcome(got, outcomes[case[0]], overflow_alike=overflow_alike, **tolerance(case[3]))
-                       if case[0] in outcomes else not problem for case, got, problem, _ in runs)]
+                if all(same_outcome(got, outcomes[case[0]][1], overflow_alike=overflow_alike, **tolerance(case[3]))
+                       if case[0] in outcomes else not problem for case, got, problem, _ in runs)
+                and any(shows(outcome, case[3], **tolerance(case[3]), nonfinite=kind == "nonfinite")
+                        for case, _, _, _ in runs for kind, outcome in [outcomes.get(case[0], ("", case[3]))])]
         if fits:
-            return only_fit(fits)
+            return only_fit([(message, fix) for message, fix, *_ in fits])
     return None
 
 
