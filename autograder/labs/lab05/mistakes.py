@@ -638,6 +638,16 @@ def defaults_left_none(x, gamma=None, beta=None, eps=1e-5):
     return gamma * (x - mu) / np.sqrt(var + eps) + beta
 
 
+@mistake("layer_norm", "a default is chosen with `or` (gamma or np.ones(d)): `or` asks an array for "
+         "its truth value, which raises for more than one element; test `is None` instead",
+         fix="gamma = np.ones(x.shape[-1]) if gamma is None else gamma (and zeros for beta)")
+def defaults_with_or(x, gamma=None, beta=None, eps=1e-5):
+    d = x.shape[-1]
+    gamma = gamma or np.ones(d)
+    beta = beta or np.zeros(d)
+    return _ln(x, gamma, beta, eps)
+
+
 @mistake("layer_norm", "beta is used whenever gamma is given, but each may be given alone: beta is "
          "None here, and adding None raises a TypeError",
          fix="replace gamma and beta separately: beta = np.zeros(x.shape[-1]) if beta is None else beta")

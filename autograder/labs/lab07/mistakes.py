@@ -758,3 +758,21 @@ def summed_over_queries(weights):
 # Mistakes whose sign is NaN or inf where the reference has numbers (0 log 0): only for these is a
 # non-finite result evidence (checks.explains, verdict.shows)
 suite.nonfinite("attention_support", "nan_on_zeros")
+
+
+_ENTROPY_NORMALISED = ("the normalised output divides the entropy by its largest value, log2 of the number of "
+                       "positions: it is the support divided by the i + 1 positions query i sees")
+
+
+@mistake("attention_support", _ENTROPY_NORMALISED, fix="support / np.arange(1, N + 1)")
+def entropy_normalised_causal(weights):
+    entropy, support, _ = R.attention_support(weights)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return entropy, support, entropy / np.log2(np.arange(1, weights.shape[-1] + 1))
+
+
+@mistake("attention_support", _ENTROPY_NORMALISED, fix="support / np.arange(1, N + 1)")
+def entropy_normalised_window(weights):
+    entropy, support, _ = R.attention_support(weights)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return entropy, support, entropy / np.log2(weights.shape[-1])
