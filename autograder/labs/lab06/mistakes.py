@@ -1403,3 +1403,35 @@ def normalised_by_uniform(weights):
 
 # dividing row 0's entropy by log2(1) = 0 is this idea's own NaN (told from 0 log 0 by weights without zeros)
 suite.nonfinite("attention_entropy", "normalised_by_causal_uniform")
+
+
+# A trait of many top-p implementations, alone or with any other mistake of the part:
+# np.argmax(cumsum >= top_p) is 0 when the running total never reaches top_p (top_p = 1 and a total
+# rounded a hair below 1), so only the most likely token is kept
+_NEVER_REACHED = ("when the running total never reaches top_p (top_p = 1, with a total rounded a hair "
+                  "below 1), np.argmax of the all-False test is 0, so only the most likely token is kept: "
+                  "keep every token then (check whether any total reaches top_p)")
+_NEVER_REACHED_FIX = "n = int(np.argmax(reached)) + 1 if reached.any() else len(kept)"
+
+
+def _never_reached(function):
+    def wrong(logits, temperature=1.0, top_k=None, top_p=None):
+        out = function(logits, temperature, top_k, top_p)
+        if top_p is None:
+            return out
+        before = np.asarray(function(logits, temperature, top_k, None), dtype=float)
+        if np.cumsum(np.sort(before)[::-1])[-1] < top_p:
+            one = np.zeros_like(before)
+            one[int(np.argmax(before))] = 1.0
+            return one
+        return out
+    return wrong
+
+
+for _m in [m for m in suite.parts["next_token_probs"].mistakes if m.impl]:
+    _wrong = _never_reached(_m.impl)
+    _wrong.__name__ = f"{_m.key}_and_never_reached"
+    mistake("next_token_probs", f"{_m.message}; also, {_NEVER_REACHED}", fix=_m.fix or _NEVER_REACHED_FIX)(_wrong)
+_wrong = _never_reached(R.next_token_probs)
+_wrong.__name__ = "never_reached"
+mistake("next_token_probs", _NEVER_REACHED, fix=_NEVER_REACHED_FIX)(_wrong)
