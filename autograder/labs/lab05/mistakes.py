@@ -1085,3 +1085,24 @@ suite.nonfinite("causal_attention", "nan_mask", "renormalised_after_softmax", "u
 # Float32 attention is one idea wherever the code rounds: matched to float32's precision
 suite.rounding("scaled_dot_product_attention", "single_precision_attention")
 suite.rounding("causal_attention", "single_precision_attention")
+
+
+@mistake("feedforward", "it computes in float32 (an array made with dtype=np.float32, or astype(np.float32)), "
+         "which keeps about 7 significant digits; keep the inputs' float64",
+         fix="leave out the float32 conversion")
+def single_precision_ffn(x, W1, b1, W2, b2):
+    return R.feedforward(*(np.asarray(a, dtype=np.float32) for a in (x, W1, b1, W2, b2)))
+
+
+@mistake("positional_encoding", "the exponent counts from 1 (odd indices 2m + 1): pair m uses "
+         "10000^(2m/d), starting at 10000^0 = 1",
+         fix="np.arange(0, d_model, 2) / d_model")
+def exponent_from_one(max_len, d_model):
+    pos = np.arange(max_len)[:, None]
+    angles = pos / 10000.0 ** (np.arange(1, d_model, 2)[None, :] / d_model)
+    PE = np.zeros((max_len, d_model))
+    PE[:, 0::2], PE[:, 1::2] = np.sin(angles), np.cos(angles)
+    return PE
+
+
+suite.rounding("feedforward", "single_precision_ffn")

@@ -1435,3 +1435,28 @@ for _m in [m for m in suite.parts["next_token_probs"].mistakes if m.impl]:
 _wrong = _never_reached(R.next_token_probs)
 _wrong.__name__ = "never_reached"
 mistake("next_token_probs", _NEVER_REACHED, fix=_NEVER_REACHED_FIX)(_wrong)
+
+
+@mistake("attention_backward", "the scores are divided by d_k instead of √d_k, in the recomputed forward "
+         "pass and in the backward one (eq. 8.33)")
+def scale_by_d_k(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, d_scale=lambda C, h: (C // h) ** 2)
+
+
+@mistake("attention_backward", "the scores are multiplied by √d_k instead of divided by it (eq. 8.33)")
+def scale_inverted(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, d_scale=lambda C, h: 1 / (C // h))
+
+
+@mistake("attention_backward", "the softmax backward adds the row sum instead of subtracting it: "
+         "dS = A ⊙ (dA - Σ_j A_ij dA_ij)")
+def softmax_grad_plus(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads,
+                            softmax_grad=lambda a, d: a * (d + (a * d).sum(axis=-1, keepdims=True)))
+
+
+@mistake("attention_backward", "the softmax backward subtracts the row mean instead of the row sum: "
+         "dS = A ⊙ (dA - Σ_j A_ij dA_ij)")
+def softmax_grad_mean(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads,
+                            softmax_grad=lambda a, d: a * (d - (a * d).mean(axis=-1, keepdims=True)))

@@ -776,3 +776,67 @@ def entropy_normalised_window(weights):
     entropy, support, _ = R.attention_support(weights)
     with np.errstate(divide="ignore", invalid="ignore"):
         return entropy, support, entropy / np.log2(weights.shape[-1])
+
+
+@mistake("rope_frequencies", "the pairs are counted from 1 (m = 1 .. d_k/2): pair m = 0 turns at "
+         "frequency base^0 = 1, so the exponents are -2m/d_k for m = 0 .. d_k/2 - 1",
+         fix="base ** (-np.arange(0, d_k, 2) / d_k)")
+def pairs_from_one(d_k, base=10000.0):
+    return base ** (-np.arange(2, d_k + 1, 2) / d_k)
+
+
+@mistake("rope_frequencies", "operator precedence: base ** -2 * m / d_k raises base to -2 and then "
+         "multiplies by m / d_k; the whole exponent needs parentheses, base ** (-2 * m / d_k)",
+         fix="base ** (-2 * m / d_k) with m = np.arange(d_k // 2)")
+def precedence(d_k, base=10000.0):
+    m = np.arange(d_k // 2)
+    return base ** -2 * m / d_k
+
+
+@mistake("rope_attention", "the softmax normalises over the heads (axis 1 of the (B, A, N, N) scores): "
+         "each query's scores are normalised over the keys, the last axis",
+         fix="softmax(scores) over axis -1")
+def softmax_over_heads_ra(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, softmax_axis=1)
+
+
+@mistake("kv_attention_step", "the new key and value are put in front of the cache: they belong at its end, "
+         "position t after positions 0..t-1",
+         fix="np.concatenate([k_cache, k], axis=1)")
+def new_entries_first(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    out, keys, values = R.kv_attention_step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads)
+    t = k_cache.shape[1]
+    return out, np.concatenate([keys[:, t:], keys[:, :t]], axis=1), np.concatenate([values[:, t:], values[:, :t]], axis=1)
+
+
+@mistake("kv_attention_step", "the heads are merged in the wrong order (a transpose before the reshape): "
+         "the output concatenates head 0's d_k values, then head 1's, ...",
+         fix="(weights @ v_cache).reshape(d)")
+def heads_merged_strided(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    d = x.shape[-1]
+    d_k, t = d // n_heads, k_cache.shape[1]
+    q, k, v = ((x @ W).reshape(n_heads, 1, d_k) for W in (W_Q, W_K, W_V))
+    q, k = R.apply_rope(q, np.array([t])), R.apply_rope(k, np.array([t]))
+    keys, values = np.concatenate([k_cache, k], axis=1), np.concatenate([v_cache, v], axis=1)
+    weights = R.softmax(q @ keys.transpose(0, 2, 1) / math.sqrt(d_k))
+    return (weights @ values).transpose(2, 1, 0).reshape(d) @ W_O, keys, values
+
+
+@mistake("dropout", "at evaluation x is divided by 1 - p: inverted dropout scales only during training, "
+         "evaluation returns x unchanged",
+         fix="if not training, the result is x.copy(), with no mask and no scaling")
+def divided_at_evaluation(x, p, rng, training=True):
+    if not training:
+        return x / (1 - p)
+    if p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
+
+
+@mistake("attention_support", "the entropy of a row is a mean over its keys: it is a sum, -Σ_j a_j log2 a_j",
+         fix="-(weights * logs).sum(axis=-1)")
+def mean_over_keys(weights):
+    safe = np.where(weights > 0, weights, 1.0)
+    entropy = -(weights * np.log2(safe)).mean(axis=-1)
+    support = 2.0 ** entropy
+    return entropy, support, support / np.arange(1, weights.shape[-1] + 1)
