@@ -332,14 +332,48 @@ def expect_dropout_values(t, x, got, p):
     if not np.all(kept | (got == 0)):
         wrong = tuple(int(i) for i in np.argwhere(~(kept | (got == 0)))[0])
         t.fail(f"with p = {p}, entry {list(wrong)} is {got[wrong]:.6g}; every entry must be 0 or "
-               f"x / (1 - p) = {x[wrong] / (1 - p):.6g}")
+               f"x / (1 - p) = {x[wrong] / (1 - p):.6g}", cause=scaling_mistake(x, got, p))
     return kept
+
+
+# The scale a kept entry gets, by the catalogued mistake that gives it (whatever the draws)
+SCALES = {"not_rescaled": lambda p: 1.0, "multiplied_by_keep": lambda p: 1 - p,
+          "divided_by_p": lambda p: 1 / p, "scaled_by_root": lambda p: 1 / math.sqrt(1 - p)}
+
+
+def scaling_mistake(x, got, p):
+    """The catalogued mistake whose scale every non-zero entry of `got` has (x times one
+    factor), or None: the idea shows in the values whatever the mask was drawn with. Kept with
+    probability p and divided by p is 'p keeps'."""
+    nonzero = got != 0
+    if nonzero.all() or not nonzero.any() or not np.all(np.isfinite(got)):
+        return None
+    ratio = got[nonzero] / x[nonzero]
+    if not np.allclose(ratio, ratio[0], rtol=1e-9, atol=0):
+        return None
+    catalogue = {m.key: m for m in suite.parts["dropout"].mistakes}
+    share = float(np.mean(~nonzero))
+    keeps_p = abs(share - (1 - p)) < abs(share - p)
+    if keeps_p:
+        return catalogue["p_keeps"] if np.isclose(ratio[0], 1 / p, rtol=1e-9) else None
+    return next((catalogue[key] for key, scale in SCALES.items() if np.isclose(ratio[0], scale(p), rtol=1e-9)), None)
 
 
 @check("dropout", "evaluation returns the values of x", 1, tol=EXACT)
 def _(t):
     """At evaluation nothing is dropped and nothing is scaled."""
-    t.expect_match(C.dropout(t.normal(4, 6), 0.5, 1, training=False))
+    x = t.normal(4, 6)
+    try:
+        t.expect_match(C.dropout(x, 0.5, 1, training=False))
+    except CheckFailed as failure:
+        got = t.observed[-1][1]
+        if isinstance(got, np.ndarray) and got.shape == x.shape and np.any(got == 0) and np.all(
+                (got == 0) | np.isclose(got, 2 * x, rtol=1e-9, atol=0)):
+            # dropout at evaluation: also in training (the flag unread) or only there (read backwards)?
+            training = t.student(C.dropout(x, 0.5, 1))
+            key = "flag_inverted" if np.array_equal(training, x) else "always_on"
+            t.fail(str(failure), cause=next(m for m in suite.parts["dropout"].mistakes if m.key == key))
+        raise
     t.expect_match(C.dropout(t.normal(3), 0.1, 2, training=False))
 
 
@@ -354,7 +388,14 @@ def _(t):
     """Inverted dropout scales the kept entries up by 1 / (1 - p)."""
     x = t.normal(20, 30) + 3.0
     for p in (0.3, 0.6):
-        kept = expect_dropout_values(t, x, dropped(t, C.dropout(x, p, 4), x.shape), p)
+        got = dropped(t, C.dropout(x, p, 4), x.shape)
+        if np.array_equal(got, x):      # x itself in training: nothing dropped, and at evaluation?
+            at_evaluation = t.student(C.dropout(x, p, 4, training=False))
+            key = "never_drops" if np.array_equal(at_evaluation, x) else "flag_inverted"
+            t.fail(f"with p = {p}, every entry of 600 is x itself: in training, drop each entry with "
+                   "probability p and divide the others by 1 - p",
+                   cause=next(m for m in suite.parts["dropout"].mistakes if m.key == key))
+        kept = expect_dropout_values(t, x, got, p)
         if kept.all() or not kept.any():
             t.fail(f"with p = {p}, {'every' if kept.all() else 'no'} entry of 600 was kept")
 
