@@ -401,8 +401,9 @@ def only_fit(fits: list):
     """The (message, fix) to name, of the catalogued mistakes that fit the student's outcomes
     (`fits`): the one message they share, or None when none fits or two that say different
     things do (the inputs cannot tell them apart: naming one would mislead half the students
-    who made the other)."""
-    return min(fits) if len({message for message, _ in fits}) == 1 else None
+    who made the other). "X; also, Y" (X with a second mistake) says X too: beside X, X is named."""
+    shared = [m for m, _ in fits if all(o == m or o.startswith(m + "; also, ") for o, _ in fits)]
+    return min(f for f in fits if f[0] == shared[0]) if shared else None
 
 import dis
 import functools
