@@ -564,7 +564,10 @@ def rounding_alike(got, mistake, expected, atol: float) -> bool:
         return (isinstance(got, tuple) and isinstance(mistake, tuple) and len(got) == len(mistake) == len(expected)
                 and all(rounding_alike(g, m, e, atol) for g, m, e in zip(got, mistake, expected)))
     try:
-        g, m, e = (np.asarray(v, dtype=float) for v in (got, mistake, expected))
+        g, m, e = (np.asarray(v) for v in (got, mistake, expected))
+        if any(a.dtype.kind not in "biuf" for a in (g, m, e)):
+            return False
+        g, m, e = (a.astype(float) for a in (g, m, e))
     except (TypeError, ValueError):
         return False
     return g.shape == m.shape == e.shape and bool(np.isfinite(g).all() and np.isfinite(m).all()) and (
