@@ -1119,7 +1119,7 @@ def drawn_like(counts, logits, how):
     follow (each token within five standard deviations of both estimates), if one idea does
     (verdict.only_fit): the idea shows in the frequencies whatever way the student draws
     (rng.choice, an inverse CDF, ...), where a mistake's own draws match only its own way."""
-    n, probs = counts.sum(), reference.next_token_probs(logits, **how)
+    n = counts.sum()
     fits = []
     for mistake in suite.parts["sample_token"].mistakes:
         if mistake.impl is None:
@@ -1130,10 +1130,9 @@ def drawn_like(counts, logits, how):
             q = np.bincount(tokens, minlength=len(logits))[:len(logits)] / MISTAKE_DRAWS
         except Exception:   # noqa: BLE001 (a mistake that cannot draw here does not fit)
             continue
-        spread = 5 * np.sqrt(q * (1 - q) * (n + n * n / MISTAKE_DRAWS)) + 2
-        if len(q) == len(counts) and np.all(np.abs(counts - n * q) <= spread) and not np.all(
-                np.abs(probs - q) * n <= spread):
-            fits.append(mistake)
+        spread = 5 * np.sqrt(q * (1 - q) * (n + n * n / MISTAKE_DRAWS)) + 1
+        if len(q) == len(counts) and np.all(np.abs(counts - n * q) <= spread):
+            fits.append(mistake)    # the counts fail the reference's bound: every fit is a candidate
     named = verdict.only_fit([(m.message, m.fix) for m in fits])
     return next((m for m in fits if (m.message, m.fix) == named), None)
 
