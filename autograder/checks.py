@@ -74,6 +74,11 @@ class Mistake:
     message: str                # tier 1: the mistake and the idea, never the literal code fix
     impl: Callable | None       # None: recognised by a check itself, not by reproducing outputs
     fix: str = ""               # tier 2: the exact fix
+    nonfinite: bool = False     # its idea is an overflow, a 0 log 0 or a division by 0: NaN or inf
+    #                             where the reference has numbers is evidence for it (verdict.shows)
+    rounding: bool = False      # its idea is a lower precision (float32): the student's results
+    #                             are its own if they are off from the reference by as much as its
+    #                             own are (rounding_alike), wherever the code rounds
 
 
 IN_PLACE = Mistake("*", "in_place", *verdict.IN_PLACE[:1], None, verdict.IN_PLACE[1])
@@ -124,13 +129,30 @@ class Suite:
             return body
         return register
 
-    def mistake(self, part: str, message: str, fix: str = ""):
+    def mistake(self, part: str, message: str, fix: str = "", nonfinite: bool = False):
         """Register a known mistake: a wrong version of the part (a method for classes), with
-        its tier-1 `message` and tier-2 `fix`."""
+        its tier-1 `message` and tier-2 `fix`. `nonfinite`: the mistake is about values that
+        overflow or are undefined (NaN or inf where the reference has numbers is its sign);
+        any other is shown only by wrong numbers (verdict.shows)."""
         def register(impl):
-            self.parts[part].mistakes.append(Mistake(part, impl.__name__, message, impl, fix))
+            self.parts[part].mistakes.append(Mistake(part, impl.__name__, message, impl, fix, nonfinite))
             return impl
         return register
+
+    def rounding(self, part: str, *keys: str) -> None:
+        """Mark catalogued mistakes of `part` as computing in float32: other code with the same
+        idea rounds at other places, so the student's results need only be as far from the
+        reference as the mistake's (rounding_alike)."""
+        catalogue = {m.key: m for m in self.parts[part].mistakes}
+        for key in keys:
+            catalogue[key].rounding = True
+
+    def nonfinite(self, part: str, *keys: str) -> None:
+        """Mark catalogued mistakes of `part` as being about values that overflow or are undefined
+        (see `mistake`)."""
+        catalogue = {m.key: m for m in self.parts[part].mistakes}
+        for key in keys:
+            catalogue[key].nonfinite = True
 
     def recognised(self, part: str, key: str, message: str, fix: str = "") -> Mistake:
         """Register a mistake of `part` that one of its checks recognises itself (raising
@@ -474,7 +496,9 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
 
 def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, outputs: dict) -> bool:
     """`mistake` reproduces every result of the failed check and differs from the reference on
-    one of them. On the other checks it reproduces every value the student returned, except
+    one of them in a way that shows it (`verdict.shows`: NaN or inf where the reference has
+    numbers shows only a mistake about such values; any other code that divides by zero or
+    overflows leaves the same). On the other checks it reproduces every value the student returned, except
     where the student passed and the mistake gives the reference's result too (a draw made
     another way) or where both raised, another exception (a second mistake may raise first).
     Where the student's code raised and the mistake returns a value, the mistake is not what
@@ -482,10 +506,10 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
     differs = False
     for call, got in failed.observed:
         wrong = _mistake_result(suite, mistake, call, outputs)
-        if not _same(got, wrong, failed.check.tol):
+        if not _alike(mistake, got, wrong, failed, call):
             return False
-        differs |= isinstance(wrong, BaseException) or not close(
-            wrong, failed.reference(call), *_tolerances(failed.check.tol))
+        differs |= verdict.shows(wrong, failed.reference(call), *_tolerances(failed.check.tol),
+                                 nonfinite=mistake.nonfinite)
     if not differs:
         return False
     for trial, result in trials:
@@ -493,7 +517,7 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
             continue
         for call, got in trial.observed:
             wrong = _mistake_result(suite, mistake, call, outputs)
-            if isinstance(got, Raised) and isinstance(wrong, BaseException) or _same(got, wrong, trial.check.tol):
+            if isinstance(got, Raised) and isinstance(wrong, BaseException) or _alike(mistake, got, wrong, trial, call):
                 continue
             if result.status != "passed" or isinstance(wrong, BaseException) or not close(
                     wrong, trial.reference(call), *_tolerances(trial.check.tol)):
@@ -514,6 +538,13 @@ def _mistake_result(suite: Suite, mistake: Mistake, call: Call, outputs: dict):
     return outputs[key]
 
 
+def _alike(mistake: Mistake, got, wrong, trial: Trial, call: Call) -> bool:
+    """The student's outcome `got` is the mistake's `wrong` for `call` (see Mistake.rounding)."""
+    if _same(got, wrong, trial.check.tol):
+        return True
+    return mistake.rounding and rounding_alike(got, wrong, trial.reference(call), _tolerances(trial.check.tol)[1])
+
+
 def _same(got, wrong, tol) -> bool:
     return verdict.same_outcome(got, wrong, *_tolerances(tol))
 
@@ -521,3 +552,23 @@ def _same(got, wrong, tol) -> bool:
 def _tolerances(tol) -> tuple:
     tol = tol or FLOAT64
     return tol.rtol, tol.atol
+
+
+ROUNDING_ALIKE = 10     # how many times a precision mistake's own error the student's may be
+
+
+def rounding_alike(got, mistake, expected, atol: float) -> bool:
+    """The student's result is a precision mistake's (float32 arithmetic) in effect: finite, and
+    at most ROUNDING_ALIKE times as far from the expected one as the mistake's, array by array."""
+    if isinstance(expected, tuple):
+        return (isinstance(got, tuple) and isinstance(mistake, tuple) and len(got) == len(mistake) == len(expected)
+                and all(rounding_alike(g, m, e, atol) for g, m, e in zip(got, mistake, expected)))
+    try:
+        g, m, e = (np.asarray(v) for v in (got, mistake, expected))
+        if any(a.dtype.kind not in "biuf" for a in (g, m, e)):
+            return False
+        g, m, e = (a.astype(float) for a in (g, m, e))
+    except (TypeError, ValueError):
+        return False
+    return g.shape == m.shape == e.shape and bool(np.isfinite(g).all() and np.isfinite(m).all()) and (
+        g.size == 0 or bool(np.max(np.abs(g - e)) <= ROUNDING_ALIKE * np.max(np.abs(m - e)) + atol))

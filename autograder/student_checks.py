@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from .compare import mismatch
-from .verdict import IN_PLACE, TOL, CheckFailed, Raised, modified_input, only_fit, rng_problem, same_outcome, tolerance
+from .verdict import IN_PLACE, TOL, CheckFailed, Raised, modified_input, only_fit, rng_problem, same_outcome, shows, tolerance
 from .worker.invoke import execute
 
 FIX_AFTER = 3       # the exact fix is shown once this many different attempts failed a case
@@ -134,16 +134,18 @@ def _cause(runs):
     """(message, fix) of the catalogued mistake that explains the student's outcomes on every
     case (the same outcome where it is wrong, a pass where it is right), exactly or else with inf
     and nan alike, if exactly one idea does (`verdict.only_fit`); None otherwise."""
-    known = {}      # (message, fix) -> {case description: the mistake's outcome}
+    known = {}      # (message, fix, ...) -> {case description: (the mistake's kind, its outcome)}
     for (description, _, _, _, mistakes), _, _, _ in runs:
-        for message, fix, outcome in mistakes:
-            known.setdefault((message, fix), {})[description] = outcome
+        for message, fix, *more, outcome in mistakes:       # more: its kind (checks.Mistake), its index
+            known.setdefault((message, fix, *more[1:]), {})[description] = ((more or [""])[0], outcome)
     for overflow_alike in (False, True):
         fits = [mistake for mistake, outcomes in known.items()
-                if all(same_outcome(got, outcomes[case[0]], overflow_alike=overflow_alike, **tolerance(case[3]))
-                       if case[0] in outcomes else not problem for case, got, problem, _ in runs)]
+                if all(same_outcome(got, outcomes[case[0]][1], overflow_alike=overflow_alike, **tolerance(case[3]))
+                       if case[0] in outcomes else not problem for case, got, problem, _ in runs)
+                and any(shows(outcome, case[3], **tolerance(case[3]), nonfinite=kind == "nonfinite")
+                        for case, _, _, _ in runs for kind, outcome in [outcomes.get(case[0], ("", case[3]))])]
         if fits:
-            return only_fit(fits)
+            return only_fit([(message, fix) for message, fix, *_ in fits])
     return None
 
 

@@ -103,7 +103,13 @@ PARTIAL_CREDIT = [
     "from the reference there, and if on every other check it reproduces the student's values",
     "wherever it would itself be wrong or the student is, and raises wherever the student's code",
     "raised: a look-alike mistake is never named, and two mistakes at once get no diagnosis rather",
-    "than a wrong one. When the student's code raises, the message names the call with the shapes",
+    "than a wrong one. Where the mistake differs from the reference, it must differ in numbers: a",
+    "NaN or inf where the reference has a number is any overflow's or 0/0's, so it is evidence only",
+    "for a mistake about such values (an overflow, 0 log 0, a division by zero), and an all-NaN",
+    "result matches no other. A float32 mistake matches results as far from the reference as its",
+    "own, wherever the code rounds; a random part's idea is named from what it shows whatever the",
+    "draws (dropout's scale of the kept entries, sample_token's frequencies against each mistake's).",
+    "When the student's code raises, the message names the call with the shapes",
     "of its arrays and the exception. Some mistakes are named by the check itself (they have no",
     "results to reproduce): an input written in place, draws that do not come from `rng`, a missing",
     "`return`, and those listed below that depend on the student's own draws. A diagnosis names the",
@@ -156,7 +162,8 @@ def helper_files(lab, assignment: str, helper: Path) -> dict:
     that gets another on them: the helper names a mistake only where it explains the student's
     outcomes on all of a part's cases)."""
     data = Data()
-    catalogue = {name: [[m.message, getattr(m, "fix", "") or ""] for m in lab.suite.parts[name].mistakes]
+    catalogue = {name: [[m.message, getattr(m, "fix", "") or "", _shown_by(m), index]
+                        for index, m in enumerate(lab.suite.parts[name].mistakes)]
                  for name in lab.CASES}
     cases = {name: [{"description": description, "call": data.encode(call),
                      "names": data.encode(lab.suite.output_names.get(name)),
@@ -185,6 +192,12 @@ def helper_source() -> str:
         "_cases, _properties = load(__file__)",
         "CASES.update(_cases)",
         "PROPERTIES.update(_properties)"]) + "\n"
+
+
+def _shown_by(mistake) -> str:
+    """What the helper needs to know of how a mistake shows (checks.Mistake): "nonfinite",
+    "rounding" or ""."""
+    return "nonfinite" if mistake.nonfinite else "rounding" if mistake.rounding else ""
 
 
 def _mistake_outputs(suite, name, call, expected) -> list:

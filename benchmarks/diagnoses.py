@@ -29,7 +29,7 @@ from answers import grade, heldout_answers, namespace, student_salt  # noqa: E40
 
 from autograder import labs  # noqa: E402
 
-LABS = ["lab05_transformers", "lab06_training"]
+LABS = ["lab05_transformers", "lab06_training", "lab07_rope_generation"]
 CAUSE = re.compile(r"likely cause: (.*)")
 
 

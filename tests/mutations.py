@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 from autograder import labs  # noqa: E402
-from autograder.checks import FLOAT32, FLOAT64, run_part  # noqa: E402
+from autograder.checks import FLOAT32, FLOAT64, rounding_alike, run_part  # noqa: E402
 from autograder.compare import close  # noqa: E402
 from autograder.runners import LocalRunner  # noqa: E402
 from autograder.worker.invoke import execute, inputs  # noqa: E402
@@ -326,10 +326,17 @@ def same(a: list, b: list, calls: list) -> bool:
     return True
 
 
-def _first_difference(mine: list, theirs: list, calls: list, key: str) -> str:
-    """'' if one of `theirs` (the outcomes of the mistakes that say the same) is `mine`; else the
-    first call where the closest of them differs, named with the mistake's key."""
+def _first_difference(mine: list, theirs: list, calls: list, key: str, rounding=(), reference=None) -> str:
+    """'' if one of `theirs` (the outcomes of the mistakes that say the same) is `mine` (for a
+    precision mistake, flagged in `rounding`: as far from the `reference` outcomes as its own,
+    checks.rounding_alike); else the first call where the closest of them differs, named with the
+    mistake's key."""
     if any(same(mine, other, calls) for other in theirs):
+        return ""
+    if reference is not None and any(
+            flag and all(not (_raised(x) or _raised(y) or _raised(r)) and rounding_alike(x, y, r, FLOAT64.atol)
+                         for x, y, r in zip(mine, other, reference))
+            for other, flag in zip(theirs, rounding)):
         return ""
     other = theirs[0]
     where = next(c for c, x, y in zip(calls, mine, other) if not same([x], [y], [c]))
@@ -369,7 +376,8 @@ def survey(assignment: str, parts=None, salt: bytes = b"survey") -> dict:
             named = {c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis in catalogue}
             mine = outcomes(ns, there)
             wrong = tuple(_first_difference(mine, [outcomes(suite.namespace_with(m), there) for m in catalogue[message]],
-                                            there, catalogue[message][0].key)
+                                            there, catalogue[message][0].key,
+                                            [m.rounding for m in catalogue[message]], reference)
                           for message in named if all(m.impl for m in catalogue[message]))
             wrong = tuple(w for w in wrong if w)
             named = tuple(catalogue[message][0].key for message in named)

@@ -206,14 +206,16 @@ def test_where_names_the_students_line_not_one_inside_numpy():
 
 def test_a_kv_step_reading_the_heads_as_the_position_is_not_named_another_mistake():
     """`t = len(k_cache)` reads the number of heads: the visible cases are at positions that no
-    head count, t - 1 or t + 1 matches, so no wrong 'likely cause' is named."""
+    head count, t - 1 or t + 1 matches, so no other mistake is named; its own is (issue 32)."""
     import inspect
     h = helper("lab07_rope_generation")
     source = inspect.getsource(ref07.kv_attention_step)
     wrong = student(source.replace("t = d // n_heads, k_cache.shape[1]", "t = d // n_heads, len(k_cache)"),
                     ref07, "kv_attention_step")
     message = failure(h.check, wrong)
-    assert "failed the visible check" in message and "likely cause:" not in message, message
+    own = next(m for m in LAB07.parts["kv_attention_step"].mistakes if m.key == "position_from_heads_axis")
+    causes = [line.split("likely cause: ", 1)[1] for line in message.splitlines() if "likely cause: " in line]
+    assert "failed the visible check" in message and causes == [own.message], message
 
 
 def run_in_ipython(*cells) -> str:
@@ -328,7 +330,7 @@ def as_named(function, name):
 
 
 LAB07 = labs.load("lab07_rope_generation").suite
-LAB07_MISTAKES = [(name, m) for name, part in LAB07.parts.items() for m in part.mistakes]
+LAB07_MISTAKES = [(name, m) for name, part in LAB07.parts.items() for m in part.mistakes if m.impl]
 
 
 @pytest.mark.parametrize("name, mistake", LAB07_MISTAKES, ids=[f"{n}/{m.key}" for n, m in LAB07_MISTAKES])
@@ -371,7 +373,10 @@ def test_a_lab07_wrong_answer_gets_a_right_cause_or_none_before_submission(mutan
         helper("lab07_rope_generation").check(namespace[mutant.part])
     except AssertionError as exc:
         causes = [line.split("likely cause: ", 1)[1] for line in str(exc).splitlines() if "likely cause: " in line]
-        assert causes in ([], [catalogue.get(mutant.diagnosis)]), (causes, str(exc))
+        # a mask kept across calls shows as every seed giving the same mask there (its message
+        # names that case too); the hidden check tells it apart with a call on another shape
+        also = [catalogue["seed_ignored"]] if mutant.diagnosis == "mask_reused" else []
+        assert causes in ([], [catalogue.get(mutant.diagnosis)], also), (causes, str(exc))
     else:
         assert mutant.name not in MUST_FAIL, "passes the visible checks"
 

@@ -9,7 +9,7 @@ import pytest
 
 from autograder import labs
 
-LABS = ["lab05_transformers", "lab06_training"]
+LABS = ["lab05_transformers", "lab06_training", "lab07_rope_generation"]
 PARTS = [(lab, part) for lab in LABS for part in labs.load(lab).suite.parts]
 
 

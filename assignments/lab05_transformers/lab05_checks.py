@@ -302,8 +302,9 @@ FOREIGN_RNG = ("the random draws do not come from the generator passed in as `rn
                "generator made inside the function), so the same seed does not give the same result",
                "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
 SEED_IGNORED = ("the result does not depend on the generator passed in as `rng`: nothing random is drawn "
-                "from it (or what is drawn is not used), or a generator with a fixed seed of its own is "
-                "made inside the function, so every seed gives the same result",
+                "from it (or what is drawn is not used), a generator with a fixed seed of its own is "
+                "made inside the function, or what was drawn on an earlier call (a mask) is kept and "
+                "reused, so every seed gives the same result",
                 "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
 
 
@@ -370,6 +371,22 @@ def same_outcome(got, mistake, rtol: float, atol: float, overflow_alike: bool = 
     return close(got, mistake, rtol, atol)
 
 
+def shows(mistake, expected, rtol: float, atol: float, nonfinite: bool = False) -> bool:
+    """A mistake's outcome differs from the expected one in a way that names it: it raises, has
+    another structure, or differs where it holds a number (NaN or inf where a number is expected
+    is any overflow's or 0/0's, not one idea's), unless it is `nonfinite` (about such values)."""
+    if isinstance(mistake, (BaseException, Raised)) or nonfinite and not close(mistake, expected, rtol, atol):
+        return True
+    if isinstance(expected, tuple):
+        return not isinstance(mistake, tuple) or len(mistake) != len(expected) or any(
+            shows(m, e, rtol, atol) for m, e in zip(mistake, expected))
+    try:
+        got, want = np.asarray(mistake, dtype=complex), np.asarray(expected, dtype=complex)
+    except (TypeError, ValueError):
+        return not close(mistake, expected, rtol, atol)
+    return got.shape != want.shape or bool((np.isfinite(got) & ~np.isclose(got, want, rtol, atol, True)).any())
+
+
 def _overflowed(value):
     if isinstance(value, tuple):
         return tuple(_overflowed(v) for v in value)
@@ -384,8 +401,9 @@ def only_fit(fits: list):
     """The (message, fix) to name, of the catalogued mistakes that fit the student's outcomes
     (`fits`): the one message they share, or None when none fits or two that say different
     things do (the inputs cannot tell them apart: naming one would mislead half the students
-    who made the other)."""
-    return min(fits) if len({message for message, _ in fits}) == 1 else None
+    who made the other). "X; also, Y" (X with a second mistake) says X too: beside X, X is named."""
+    shared = [m for m, _ in fits if all(o == m or o.startswith(m + "; also, ") for o, _ in fits)]
+    return min(f for f in fits if f[0] == shared[0]) if shared else None
 
 import dis
 import functools
@@ -496,16 +514,18 @@ def _fail(name: str, obj, failed, runs, namespace) -> None:
 
 
 def _cause(runs):
-    known = {}      # (message, fix) -> {case description: the mistake's outcome}
+    known = {}      # (message, fix, ...) -> {case description: (the mistake's kind, its outcome)}
     for (description, _, _, _, mistakes), _, _, _ in runs:
-        for message, fix, outcome in mistakes:
-            known.setdefault((message, fix), {})[description] = outcome
+        for message, fix, *more, outcome in mistakes:       # more: its kind (checks.Mistake), its index
+            known.setdefault((message, fix, *more[1:]), {})[description] = ((more or [""])[0], outcome)
     for overflow_alike in (False, True):
         fits = [mistake for mistake, outcomes in known.items()
-                if all(same_outcome(got, outcomes[case[0]], overflow_alike=overflow_alike, **tolerance(case[3]))
-                       if case[0] in outcomes else not problem for case, got, problem, _ in runs)]
+                if all(same_outcome(got, outcomes[case[0]][1], overflow_alike=overflow_alike, **tolerance(case[3]))
+                       if case[0] in outcomes else not problem for case, got, problem, _ in runs)
+                and any(shows(outcome, case[3], **tolerance(case[3]), nonfinite=kind == "nonfinite")
+                        for case, _, _, _ in runs for kind, outcome in [outcomes.get(case[0], ("", case[3]))])]
         if fits:
-            return only_fit(fits)
+            return only_fit([(message, fix) for message, fix, *_ in fits])
     return None
 
 

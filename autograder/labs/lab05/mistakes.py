@@ -126,6 +126,31 @@ def max_over_other_axis(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+for _axis in (1, -2):
+    def _max_elsewhere(z, _axis=_axis):
+        e = np.exp(z - z.max(axis=_axis, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    _max_elsewhere.__name__ = f"max_over_axis_{_axis}".replace("-", "m")
+    mistake("softmax", "the maximum is taken over another axis than the sum: softmax is unchanged only "
+            "by subtracting one constant per row, so the maximum must run over the last axis too")(_max_elsewhere)
+
+
+for _axis in (0, 1, -2):
+    def _sum_elsewhere(z, _axis=_axis):
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=_axis, keepdims=True)
+    _sum_elsewhere.__name__ = f"sum_over_axis_{_axis}".replace("-", "m")
+    mistake("softmax", "the sum runs over another axis than the last: each row of exponentials must be "
+            "divided by its own sum over the last axis", fix="e / e.sum(axis=-1, keepdims=True)")(_sum_elsewhere)
+
+
+@mistake("softmax", "it normalises over the second-to-last axis (axis=-2, down the columns of each "
+         "matrix) instead of the last axis", fix="axis=-1")
+def axis_m2(z):
+    e = np.exp(z - z.max(axis=-2, keepdims=True))
+    return e / e.sum(axis=-2, keepdims=True)
+
+
 @mistake("softmax", "it divides by the mean of the exponentials instead of their sum, so each row "
          "sums to n (its length)")
 def divided_by_mean(z):
@@ -212,6 +237,34 @@ def _attention_mistakes(part, causal):
         scores = Q @ K.T / np.sqrt(Q.shape[-1])
         e = np.exp(scores if mask(len(Q)) is None else scores + mask(len(Q)))
         w = e / e.sum(axis=-1, keepdims=True)
+        return w @ V, w
+
+    @mistake(part, "K is not transposed: the scores are Q Kᵀ (Q @ K.T), one row per query and one "
+             "column per key; Q @ K multiplies query features by key positions",
+             fix="Q @ K.T")
+    def keys_not_transposed(Q, K, V):
+        scores = Q @ K / np.sqrt(Q.shape[-1])
+        if mask(len(Q)) is not None:
+            scores = scores + mask(len(Q))
+        w = R.softmax(scores)
+        return w @ V, w
+
+    @mistake(part, "the output multiplies the values by the weights from the left (V @ weights); it is "
+             "weights @ V: row i mixes the values for query i",
+             fix="weights @ V")
+    def values_times_weights(Q, K, V):
+        _, w = _attend(Q, K, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)))
+        return V @ w, w
+
+    @mistake(part, "it computes in float32 (an array made with dtype=np.float32, or astype(np.float32)), "
+             "which keeps about 7 significant digits; keep the inputs' float64",
+             fix="leave out the float32 conversion")
+    def single_precision_attention(Q, K, V):
+        Q, K, V = (np.asarray(a, dtype=np.float32) for a in (Q, K, V))
+        scores = Q @ K.T / np.float32(np.sqrt(Q.shape[-1]))
+        if mask(len(Q)) is not None:
+            scores = scores + mask(len(Q)).astype(np.float32)
+        w = R.softmax(scores)
         return w @ V, w
 
 
@@ -585,6 +638,16 @@ def defaults_left_none(x, gamma=None, beta=None, eps=1e-5):
     return gamma * (x - mu) / np.sqrt(var + eps) + beta
 
 
+@mistake("layer_norm", "a default is chosen with `or` (gamma or np.ones(d)): `or` asks an array for "
+         "its truth value, which raises for more than one element; test `is None` instead",
+         fix="gamma = np.ones(x.shape[-1]) if gamma is None else gamma (and zeros for beta)")
+def defaults_with_or(x, gamma=None, beta=None, eps=1e-5):
+    d = x.shape[-1]
+    gamma = gamma or np.ones(d)
+    beta = beta or np.zeros(d)
+    return _ln(x, gamma, beta, eps)
+
+
 @mistake("layer_norm", "beta is used whenever gamma is given, but each may be given alone: beta is "
          "None here, and adding None raises a TypeError",
          fix="replace gamma and beta separately: beta = np.zeros(x.shape[-1]) if beta is None else beta")
@@ -614,6 +677,64 @@ def both_defaulted(x, gamma=None, beta=None, eps=1e-5):
 def keepdims_forgotten_ln(x, gamma=None, beta=None, eps=1e-5):
     y = (x - x.mean(axis=-1)) / np.sqrt(x.var(axis=-1) + eps)
     return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+
+
+@mistake("layer_norm", "the input is not centred before it is divided: x_hat = (x - mean) / sqrt(var + eps) "
+         "(eq. 8.25)", fix="(x - mu) / np.sqrt(var + eps)")
+def not_centred(x, gamma=None, beta=None, eps=1e-5):
+    y = x / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+
+
+@mistake("layer_norm", "the variance is the mean of x² without subtracting the mean first: it is the "
+         "mean of (x - mean)²", fix="((x - mu) ** 2).mean(axis=-1, keepdims=True)")
+def variance_not_centred(x, gamma=None, beta=None, eps=1e-5):
+    mu = x.mean(axis=-1, keepdims=True)
+    y = (x - mu) / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + eps)
+    return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+
+
+@mistake("layer_norm", "the centred input is multiplied by the standard deviation instead of divided by it",
+         fix="(x - mu) / np.sqrt(var + eps)")
+def multiplied_by_std(x, gamma=None, beta=None, eps=1e-5):
+    mu = x.mean(axis=-1, keepdims=True)
+    y = (x - mu) * np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+
+
+@mistake("layer_norm", "the input is only centred, never divided by its standard deviation",
+         fix="(x - mu) / np.sqrt(var + eps)")
+def not_scaled(x, gamma=None, beta=None, eps=1e-5):
+    y = x - x.mean(axis=-1, keepdims=True)
+    return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+
+
+@mistake("layer_norm", "the variance (or the mean) is a sum over the features, not a mean: divide by d",
+         fix="np.mean(..., axis=-1, keepdims=True)")
+def variance_summed(x, gamma=None, beta=None, eps=1e-5):
+    mu = x.mean(axis=-1, keepdims=True)
+    y = (x - mu) / np.sqrt(((x - mu) ** 2).sum(axis=-1, keepdims=True) + eps)
+    return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+
+
+@mistake("layer_norm", "the variance (or the mean) is a sum over the features, not a mean: divide by d",
+         fix="np.mean(..., axis=-1, keepdims=True)")
+def mean_summed(x, gamma=None, beta=None, eps=1e-5):
+    mu = x.sum(axis=-1, keepdims=True)
+    y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps)
+    return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+
+
+@mistake("layer_norm", "beta is never added: the result is gamma * x_hat + beta",
+         fix="+ beta (0 when beta is None)")
+def beta_forgotten(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, gamma, None, eps)
+
+
+@mistake("layer_norm", "gamma is never applied: the result is gamma * x_hat + beta",
+         fix="* gamma (1 when gamma is None)")
+def gamma_forgotten(x, gamma=None, beta=None, eps=1e-5):
+    return _ln(x, None, beta, eps)
 
 
 @mistake("layer_norm", "gamma and beta are ignored")
@@ -798,6 +919,26 @@ def ffn_on_attention_output(self, x):
     return _ffn(self, t2) + t3
 
 
+@mistake("TransformerBlock", "the attention sub-layer is left out: T³ = X + MultiHeadAttention(LayerNorm(X)) "
+         "(eqs. 8.41-8.42)")
+def no_attention_sublayer(self, x):
+    return _ffn(self, _ln2(self, x)) + x
+
+
+@mistake("TransformerBlock", "the feed-forward sub-layer is left out: H = T³ + FFN(LayerNorm(T³)) "
+         "(eqs. 8.43-8.45)")
+def no_ffn_sublayer(self, x):
+    return self.attention.forward(_ln1(self, x), causal=True) + x
+
+
+@mistake("TransformerBlock", "the first residual adds the attention output twice (or the normalised input "
+         "and the attention): T³ = X + attention output")
+def attention_added_twice(self, x):
+    t2 = self.attention.forward(_ln1(self, x), causal=True)
+    t3 = t2 + t2 + x
+    return _ffn(self, _ln2(self, t3)) + t3
+
+
 # -------------------------------------------------------------------------- MiniTransformerLM
 
 def _lm(self, ids, positions=None, scale=1.0, final_ln=True, final_params=True, blocks=None,
@@ -836,6 +977,16 @@ def final_ln_in_loop(self, token_ids):
 @mistake("MiniTransformerLM", "the final layer norm ignores final_ln_gamma and final_ln_beta")
 def final_ln_params_ignored(self, token_ids):
     return _lm(self, token_ids, final_params=False)
+
+
+@mistake("MiniTransformerLM", "the token embeddings are left out: x = token_embeddings[ids] + PE[:N], the "
+         "positional encodings alone carry no token")
+def no_token_embeddings(self, token_ids):
+    n = len(np.asarray(token_ids))
+    x = np.broadcast_to(self.pos_encodings[:n], (n, self.pos_encodings.shape[1])).copy()
+    for b in self.blocks:
+        x = b.forward(x)
+    return R.layer_norm(x, self.final_ln_gamma, self.final_ln_beta) @ self.token_embeddings.T
 
 
 @mistake("MiniTransformerLM", "no positional encodings are added to the token embeddings")
@@ -923,3 +1074,35 @@ def log_probabilities(self, token_ids):
     u = _lm(self, token_ids)
     shifted = u - u.max(axis=-1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+# Mistakes whose sign is NaN or inf where the reference has numbers (overflow, 0/0): only for
+# these is a non-finite result evidence (checks.explains, verdict.shows)
+suite.nonfinite("softmax", "unstable", "global_max", "min_shift", "mean_shift", "max_added")
+suite.nonfinite("scaled_dot_product_attention", "unstable_softmax")
+suite.nonfinite("causal_attention", "nan_mask", "renormalised_after_softmax", "unstable_softmax")
+
+# Float32 attention is one idea wherever the code rounds: matched to float32's precision
+suite.rounding("scaled_dot_product_attention", "single_precision_attention")
+suite.rounding("causal_attention", "single_precision_attention")
+
+
+@mistake("feedforward", "it computes in float32 (an array made with dtype=np.float32, or astype(np.float32)), "
+         "which keeps about 7 significant digits; keep the inputs' float64",
+         fix="leave out the float32 conversion")
+def single_precision_ffn(x, W1, b1, W2, b2):
+    return R.feedforward(*(np.asarray(a, dtype=np.float32) for a in (x, W1, b1, W2, b2)))
+
+
+@mistake("positional_encoding", "the exponent counts from 1 (odd indices 2m + 1): pair m uses "
+         "10000^(2m/d), starting at 10000^0 = 1",
+         fix="np.arange(0, d_model, 2) / d_model")
+def exponent_from_one(max_len, d_model):
+    pos = np.arange(max_len)[:, None]
+    angles = pos / 10000.0 ** (np.arange(1, d_model, 2)[None, :] / d_model)
+    PE = np.zeros((max_len, d_model))
+    PE[:, 0::2], PE[:, 1::2] = np.sin(angles), np.cos(angles)
+    return PE
+
+
+suite.rounding("feedforward", "single_precision_ffn")

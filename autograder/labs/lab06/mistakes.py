@@ -1180,3 +1180,283 @@ def not_averaged(weights):
          "and 2), one value per head", fix="mean(axis=(0, 2))")
 def averaged_over_heads(weights):
     return _row_entropy(weights).mean(axis=(0, 1))
+
+
+# Mistakes whose sign is NaN or inf where the reference has numbers (overflow, log 0, 0/0): only
+# for these is a non-finite result evidence (checks.explains, verdict.shows)
+suite.nonfinite("cross_entropy", "log_of_softmax", "unstable", "unstable_probabilities", "global_max")
+suite.nonfinite("cross_entropy_backward", "unstable_softmax", "global_max_softmax")
+suite.nonfinite("gelu_backward", "tanh_from_exp")
+suite.nonfinite("next_token_probs", "nucleus_can_be_empty", "unstable_softmax_probs")
+suite.nonfinite("attention_entropy", "nan_on_zeros")
+
+
+# ------------------------------------------------------------ more ideas, each in every variant
+# (issue 32: mistakes derived by the mutation operators of tests/mutations.py that students make:
+# another axis, a term left out, a flipped sign, a mean for a sum, float32 arithmetic)
+
+def _in_float32(function):
+    """`function` on its float arguments rounded to float32 (a float32 computation)."""
+    def wrong(*args, **kwargs):
+        cast = [np.asarray(a, dtype=np.float32) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
+                for a in args]
+        return function(*cast, **kwargs)
+    return wrong
+
+
+_FLOAT32 = ("it computes in float32 (an array made with dtype=np.float32, or astype(np.float32)), which "
+            "keeps about 7 significant digits; keep the inputs' float64")
+for _part in ("cross_entropy", "cross_entropy_backward", "linear_backward", "gelu_backward",
+              "layer_norm_backward", "attention_entropy"):
+    _wrong = _in_float32(getattr(R, _part))
+    _wrong.__name__ = "computed_in_float32"
+    mistake(_part, _FLOAT32, fix="leave out the float32 conversion")(_wrong)
+    suite.rounding(_part, "computed_in_float32")
+
+
+def _ce_from(log_probs_of):
+    def wrong(logits, targets):
+        return float(-_picked(log_probs_of(logits), targets).mean())
+    return wrong
+
+
+_CE_IDEAS = {
+    "normaliser_missing": ("the log of the normaliser is missing: log p = u - log Σ exp(u), so the loss is "
+                           "not just minus the target's logit", [
+                               lambda u: u - u.max(axis=-1, keepdims=True), lambda u: u]),
+    "normaliser_added": ("the log-sum-exp is added instead of subtracted: log p = u - m - log Σ exp(u - m)", [
+        lambda u: (u - u.max(axis=-1, keepdims=True)) + np.log(np.exp(u - u.max(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True))]),
+    "mean_in_normaliser": ("the normaliser is a mean of the exponentials instead of their sum: "
+                           "log p = u - log Σ_j exp(u_j)", [
+                               lambda u: (u - u.max(axis=-1, keepdims=True)) - np.log(np.exp(u - u.max(axis=-1, keepdims=True)).mean(axis=-1, keepdims=True))]),
+    "max_over_other_axis": ("the maximum is taken over another axis than the vocabulary: log-sum-exp is "
+                            "unchanged only by one constant per row, so the maximum runs over the last axis", [
+                                (lambda a: lambda u: (u - u.max(axis=a, keepdims=True)) - np.log(np.exp(u - u.max(axis=a, keepdims=True)).sum(axis=-1, keepdims=True)))(a)
+                                for a in (0, 1, -2)]),
+    "sum_over_other_axis": ("the exponentials are summed over another axis than the vocabulary: each "
+                            "position's normaliser sums over its own V logits, the last axis", [
+                                (lambda a: lambda u: (u - u.max(axis=-1, keepdims=True)) - np.log(np.exp(u - u.max(axis=-1, keepdims=True)).sum(axis=a, keepdims=True)))(a)
+                                for a in (0, 1, -2)]),
+}
+for _key, (_message, _variants) in _CE_IDEAS.items():
+    for _i, _lp in enumerate(_variants):
+        _wrong = _ce_from(_lp)
+        _wrong.__name__ = f"{_key}_{_i}" if len(_variants) > 1 else _key
+        mistake("cross_entropy", _message)(_wrong)
+
+
+def _ceb(probs_of, sign=-1.0):
+    def wrong(logits, targets):
+        grad = probs_of(logits).copy()
+        np.put_along_axis(grad, targets[..., None], _picked(grad, targets)[..., None] + sign, -1)
+        return grad / targets.size
+    return wrong
+
+
+@mistake("cross_entropy_backward", "1 is added at the target instead of subtracted: the gradient is "
+         "(softmax(u) - onehot(target)) / (BN)")
+def onehot_added(logits, targets):
+    return _ceb(_softmax, +1.0)(logits, targets)
+
+
+for _a in (0, 1, -2):
+    _wrong = _ceb((lambda a: lambda u: _softmax(u, a))(_a))
+    _wrong.__name__ = f"softmax_over_axis_{_a}".replace("-", "m")
+    mistake("cross_entropy_backward", "the softmax normalises over another axis than the vocabulary: each "
+            "position's probabilities sum to 1 over its V logits, the last axis")(_wrong)
+
+
+@mistake("gelu_backward", "tanh′ is taken as 1 + tanh²: the derivative of tanh u is 1 - tanh²u")
+def tanh_prime_plus(dy, x):
+    return _gelu_grad(dy, x, tanh_prime=lambda th: 1 + th * th)
+
+
+@mistake("gelu_backward", "the cubic term is missing from the tanh argument: u = √(2/π)(x + 0.044715x³)")
+def u_without_cube(dy, x):
+    th = np.tanh(_K * x)
+    return dy * 0.5 * (1 + th + x * (1 - th * th) * _K * (1 + 3 * _A * x * x))
+
+
+@mistake("gelu_backward", "the cubic term is missing from the tanh argument: u = √(2/π)(x + 0.044715x³)")
+def u_and_derivative_without_cube(dy, x):
+    th = np.tanh(_K * x)
+    return dy * 0.5 * (1 + th + x * (1 - th * th) * _K)
+
+
+@mistake("gelu_backward", "the 1 of ½(1 + tanh u) is missing: GELU′(x) = ½(1 + tanh u) + ½x(1 - tanh²u)u′")
+def one_missing(dy, x):
+    th = np.tanh(_K * (x + _A * x ** 3))
+    return dy * 0.5 * (th + x * (1 - th * th) * _K * (1 + 3 * _A * x * x))
+
+
+for _a in (0, -2):
+    def _wrong(dy, x, gamma, eps=1e-5, _a=_a):
+        xc = x - x.mean(axis=_a, keepdims=True)
+        var = (xc * xc).mean(axis=_a, keepdims=True)
+        xhat = xc / np.sqrt(var + eps)
+        g = dy * gamma
+        dx = (g - g.mean(axis=_a, keepdims=True) - xhat * (g * xhat).mean(axis=_a, keepdims=True)) / np.sqrt(var + eps)
+        lead = tuple(range(x.ndim - 1))
+        return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
+    _wrong.__name__ = f"statistics_over_axis_{_a}".replace("-", "m")
+    mistake("layer_norm_backward", "the statistics (mean, variance and the mean terms) are taken over another "
+            "axis than the features: layer norm normalises each vector over its last axis")(_wrong)
+
+
+@mistake("layer_norm_backward", "dgamma and dbeta sum over the features instead of over the positions: "
+         "they have one entry per feature, summed over every leading axis")
+def dparams_over_features(dy, x, gamma, eps=1e-5):
+    dx, _, _ = R.layer_norm_backward(dy, x, gamma, eps)
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return dx, (dy * xhat).reshape(-1, x.shape[-1]).sum(axis=-1), dy.reshape(-1, x.shape[-1]).sum(axis=-1)
+
+
+@mistake("layer_norm_backward", "dx is not divided by the standard deviation: dx = (g - mean(g) - x̂ "
+         "mean(g x̂)) / sqrt(var + eps)")
+def not_divided_by_sigma(dy, x, gamma, eps=1e-5):
+    return _ln_grads(dy, x, gamma, eps, power=0)
+
+
+@mistake("adamw_update", "the first moment drops its (1 - β₁) factor: m = β₁m + (1 - β₁)g")
+def m_without_one_minus(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, m_new=lambda m, g: b1 * m + g)
+
+
+@mistake("adamw_update", "the second moment drops its (1 - β₂) factor: v = β₂v + (1 - β₂)g²")
+def v_without_one_minus(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, v_new=lambda v, g: b2 * v + g * g)
+
+
+@mistake("adamw_update", "the moments forget their history: m = β₁m + (1 - β₁)g and v = β₂v + (1 - β₂)g² "
+         "keep β times the old moment")
+def history_forgotten(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, m_new=lambda m, g: (1 - b1) * g,
+                         v_new=lambda v, g: (1 - b2) * g * g)
+
+
+@mistake("adamw_update", "the moments forget their history: m = β₁m + (1 - β₁)g and v = β₂v + (1 - β₂)g² "
+         "keep β times the old moment")
+def m_history_forgotten(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, m_new=lambda m, g: (1 - b1) * g)
+
+
+@mistake("adamw_update", "the moments forget their history: m = β₁m + (1 - β₁)g and v = β₂v + (1 - β₂)g² "
+         "keep β times the old moment")
+def v_history_forgotten(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    b1, b2 = betas
+    return _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, v_new=lambda v, g: (1 - b2) * g * g)
+
+
+@mistake("adamw_update", "the weight decay is added: decoupled decay shrinks the weights, p ← p - lr·λ·p")
+def decay_added(p, g, m, v, t, lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    new, m2, v2 = R.adamw_update(p, g, m, v, t, lr, betas, eps, weight_decay)
+    return new + 2 * lr * weight_decay * p, m2, v2
+
+
+def _adamw_custom(p, g, m, v, t, lr, betas, eps, weight_decay, m_new=None, v_new=None):
+    b1, b2 = betas
+    m = m_new(m, g) if m_new else b1 * m + (1 - b1) * g
+    v = v_new(v, g) if v_new else b2 * v + (1 - b2) * g * g
+    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    return p - lr * weight_decay * p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+
+
+for _a in (0, 1):
+    def _wrong(weights, _a=_a):
+        safe = np.where(weights > 0, weights, 1.0)
+        return -(weights * np.log2(safe)).sum(axis=_a).mean(axis=(0, 2))
+    _wrong.__name__ = f"summed_over_axis_{_a}"
+    mistake("attention_entropy", "the entropy sums over another axis than the keys: each row's entropy "
+            "sums -α log2 α over its keys, the last axis")(_wrong)
+
+
+@mistake("attention_entropy", "the entropies are summed over the sequences and the query positions: "
+         "average them (one mean per head)")
+def summed_over_batch_and_queries(weights):
+    safe = np.where(weights > 0, weights, 1.0)
+    return -(weights * np.log2(safe)).sum(axis=-1).sum(axis=(0, 2))
+
+
+_UNIFORM = ("the entropy is divided by that of a uniform distribution (log2 of the number of positions): "
+            "the function returns the entropy itself, in bits, averaged over B and N")
+
+
+@mistake("attention_entropy", _UNIFORM, fix="-(w * log2 w).sum(axis=-1).mean(axis=(0, 2)), with no division")
+def normalised_by_causal_uniform(weights):
+    safe = np.where(weights > 0, weights, 1.0)
+    rows = -(weights * np.log2(safe)).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (rows / np.log2(np.arange(1, weights.shape[-1] + 1))).mean(axis=(0, 2))
+
+
+@mistake("attention_entropy", _UNIFORM, fix="-(w * log2 w).sum(axis=-1).mean(axis=(0, 2)), with no division")
+def normalised_by_uniform(weights):
+    safe = np.where(weights > 0, weights, 1.0)
+    rows = -(weights * np.log2(safe)).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (rows / np.log2(weights.shape[-1])).mean(axis=(0, 2))
+
+
+# dividing row 0's entropy by log2(1) = 0 is this idea's own NaN (told from 0 log 0 by weights without zeros)
+suite.nonfinite("attention_entropy", "normalised_by_causal_uniform")
+
+
+# A trait of many top-p implementations, alone or with any other mistake of the part:
+# np.argmax(cumsum >= top_p) is 0 when the running total never reaches top_p (top_p = 1 and a total
+# rounded a hair below 1), so only the most likely token is kept
+_NEVER_REACHED = ("when the running total never reaches top_p (top_p = 1, with a total rounded a hair "
+                  "below 1), np.argmax of the all-False test is 0, so only the most likely token is kept: "
+                  "keep every token then (check whether any total reaches top_p)")
+_NEVER_REACHED_FIX = "n = int(np.argmax(reached)) + 1 if reached.any() else len(kept)"
+
+
+def _never_reached(function):
+    def wrong(logits, temperature=1.0, top_k=None, top_p=None):
+        out = function(logits, temperature, top_k, top_p)
+        if top_p is None:
+            return out
+        before = np.asarray(function(logits, temperature, top_k, None), dtype=float)
+        if np.cumsum(np.sort(before)[::-1])[-1] < top_p:
+            one = np.zeros_like(before)
+            one[int(np.argmax(before))] = 1.0
+            return one
+        return out
+    return wrong
+
+
+for _m in [m for m in suite.parts["next_token_probs"].mistakes if m.impl]:
+    _wrong = _never_reached(_m.impl)
+    _wrong.__name__ = f"{_m.key}_and_never_reached"
+    mistake("next_token_probs", f"{_m.message}; also, {_NEVER_REACHED}", fix=_m.fix or _NEVER_REACHED_FIX)(_wrong)
+_wrong = _never_reached(R.next_token_probs)
+_wrong.__name__ = "never_reached"
+mistake("next_token_probs", _NEVER_REACHED, fix=_NEVER_REACHED_FIX)(_wrong)
+
+
+@mistake("attention_backward", "the scores are divided by d_k instead of √d_k, in the recomputed forward "
+         "pass and in the backward one (eq. 8.33)")
+def scale_by_d_k(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, d_scale=lambda C, h: (C // h) ** 2)
+
+
+@mistake("attention_backward", "the scores are multiplied by √d_k instead of divided by it (eq. 8.33)")
+def scale_inverted(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads, d_scale=lambda C, h: 1 / (C // h))
+
+
+@mistake("attention_backward", "the softmax backward adds the row sum instead of subtracting it: "
+         "dS = A ⊙ (dA - Σ_j A_ij dA_ij)")
+def softmax_grad_plus(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads,
+                            softmax_grad=lambda a, d: a * (d + (a * d).sum(axis=-1, keepdims=True)))
+
+
+@mistake("attention_backward", "the softmax backward subtracts the row mean instead of the row sum: "
+         "dS = A ⊙ (dA - Σ_j A_ij dA_ij)")
+def softmax_grad_mean(dout, x, W_Q, W_K, W_V, W_O, n_heads):
+    return _attention_grads(dout, x, W_Q, W_K, W_V, W_O, n_heads,
+                            softmax_grad=lambda a, d: a * (d - (a * d).mean(axis=-1, keepdims=True)))

@@ -120,6 +120,8 @@ CASES = {
             np.tril(np.ones((1, 1, 3, 3))) / np.arange(1, 4)[:, None])),
         ("one row on one position, one split in two", C.attention_entropy(
             np.array([[[[1.0, 0.0], [0.5, 0.5]]]]))),
+        ("every row spread evenly over all 4 positions (no zero): 2 bits", C.attention_entropy(
+            np.full((1, 1, 4, 4), 0.25))),
     ],
 }
 

@@ -167,6 +167,53 @@ def overwritten_pair(x, positions, base=10000.0):
     return out
 
 
+@mistake("apply_rope", "only the first position is used and the rows are taken to be consecutive "
+         "(positions[0], positions[0] + 1, ...): each row turns by its own entry of `positions`, "
+         "which need not be consecutive",
+         fix="angles = np.asarray(positions)[:, None] * rope_frequencies(x.shape[-1], base)")
+def positions_from_first(x, positions, base=10000.0):
+    start = np.asarray(positions).reshape(-1)[0]
+    return _rotate(x, _angles(start + np.arange(x.shape[-2]), x.shape[-1], base))
+
+
+@mistake("apply_rope", "positions are counted from 1 (each row turns by (position + 1) * omega): the row at "
+         "position p turns by p * omega, so position 0 is left as it is",
+         fix="angles = np.asarray(positions)[:, None] * rope_frequencies(x.shape[-1], base)")
+def positions_plus_one(x, positions, base=10000.0):
+    return _rotate(x, _angles(np.asarray(positions) + 1, x.shape[-1], base))
+
+
+@mistake("apply_rope", "cos and sin are swapped: the first output of a pair is x_2m cos - x_2m+1 sin, the "
+         "second x_2m sin + x_2m+1 cos",
+         fix="even * cos - odd * sin and even * sin + odd * cos")
+def cos_sin_swapped(x, positions, base=10000.0):
+    angles = _angles(positions, x.shape[-1], base)
+    cos, sin = np.sin(angles), np.cos(angles)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+@mistake("apply_rope", "the rotated pairs are written back as two halves [first outputs | second outputs]: "
+         "the outputs of pair m go back to dimensions 2m and 2m+1, interleaved",
+         fix="out[..., 0::2] = even * cos - odd * sin; out[..., 1::2] = even * sin + odd * cos")
+def outputs_in_halves(x, positions, base=10000.0):
+    rotated = _rotate(x, _angles(positions, x.shape[-1], base))
+    return np.concatenate([rotated[..., 0::2], rotated[..., 1::2]], axis=-1)
+
+
+@mistake("apply_rope", "each frequency is repeated for both dimensions of a pair and the whole row is "
+         "multiplied elementwise, without mixing the two entries of a pair: each pair must be turned by "
+         "a 2x2 rotation",
+         fix="even, odd = x[..., 0::2], x[..., 1::2]; out[..., 0::2] = even * cos - odd * sin; "
+             "out[..., 1::2] = even * sin + odd * cos")
+def no_pair_mixing(x, positions, base=10000.0):
+    angles = np.repeat(_angles(positions, x.shape[-1], base), 2, axis=-1)
+    return (x * np.cos(angles) + x * np.sin(angles)).astype(x.dtype)
+
+
 # ----------------------------------------------------------------------------- rope_attention
 
 @mistake("rope_attention", "each head turns with its own slice of frequencies spread over the model width d "
@@ -276,6 +323,87 @@ def heads_by_reshape(X, W_Q, W_K, W_V, W_O, n_heads):
     return R.matmul((weights @ v).reshape(B, N, d), W_O), weights
 
 
+def _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, scale=None, transposed=False, softmax_axis=-1,
+                    merge=None, project=True, split=None):
+    """rope_attention with one step done another way: `scale` of the scores, scores `transposed`
+    (k q^T), the softmax over `softmax_axis`, heads merged by `merge`, `project` through W_O, heads
+    split by `split` ((B, N, d) -> (B, A, N, d_k))."""
+    B, N, d = X.shape
+    d_k = d // n_heads
+    split = split or (lambda M: R.split_heads(M, n_heads))
+    q, k, v = (split(R.matmul(X, W)) for W in (W_Q, W_K, W_V))
+    positions = np.arange(N)
+    q, k = R.apply_rope(q, positions), R.apply_rope(k, positions)
+    scores = (k @ np.swapaxes(q, -1, -2) if transposed else q @ np.swapaxes(k, -1, -2))
+    scores = scores * (1 / math.sqrt(d_k) if scale is None else scale(d_k)) + R.causal_mask(N)
+    weights = _softmax(scores, softmax_axis)
+    heads = weights @ v
+    merged = merge(heads) if merge else R.merge_heads(heads)
+    return (R.matmul(merged, W_O) if project else merged), weights
+
+
+def _softmax(z, axis):
+    with np.errstate(invalid="ignore"):
+        e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+@mistake("rope_attention", "the heads are merged by a reshape alone from (B, A, N, d_k), which lays the "
+         "heads out along the positions: move the head axis back next to d_k first",
+         fix="merge_heads(weights @ v), that is .transpose(0, 2, 1, 3).reshape(B, N, d)")
+def merged_by_reshape(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, merge=lambda h: h.reshape(h.shape[0], h.shape[2], -1))
+
+
+@mistake("rope_attention", "the output projection W_O is missing: the concatenated heads are multiplied by "
+         "W_O (eq. 8.37)",
+         fix="matmul(merge_heads(weights @ v), W_O)")
+def output_not_projected(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, project=False)
+
+
+@mistake("rope_attention", "the scores are not scaled: divide them by sqrt(d_k) (eq. 8.33)",
+         fix="q @ k.transpose(0, 1, 3, 2) / math.sqrt(d // n_heads)")
+def not_scaled(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, scale=lambda d_k: 1.0)
+
+
+@mistake("rope_attention", "the scores are divided by d_k instead of sqrt(d_k) (eq. 8.33)",
+         fix="divide by math.sqrt(d // n_heads)")
+def scaled_by_width(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, scale=lambda d_k: 1.0 / d_k)
+
+
+@mistake("rope_attention", "the scores are multiplied by sqrt(d_k) instead of divided by it (eq. 8.33)",
+         fix="divide by math.sqrt(d // n_heads)")
+def scale_inverted(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, scale=lambda d_k: math.sqrt(d_k))
+
+
+@mistake("rope_attention", "each head's score matrix is transposed (keys times queries): entry (i, j) must "
+         "score query i against key j, q @ k^T",
+         fix="q @ k.transpose(0, 1, 3, 2)")
+def scores_transposed(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, transposed=True)
+
+
+@mistake("rope_attention", "the softmax normalises over the queries (down each column): each query's row "
+         "of scores is normalised over the keys, the last axis",
+         fix="softmax(scores) over axis -1")
+def softmax_over_queries(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, softmax_axis=-2)
+
+
+@mistake("rope_attention", "head c takes every A-th column (the width split as (d_k, A)): it owns the "
+         "contiguous block c*d_k:(c+1)*d_k of W_Q, W_K and W_V",
+         fix="split_heads(M, n_heads), that is M.reshape(B, N, n_heads, d_k).transpose(0, 2, 1, 3)")
+def strided_heads(X, W_Q, W_K, W_V, W_O, n_heads):
+    B, N, d = X.shape
+    split = lambda M: M.reshape(B, N, d // n_heads, n_heads).transpose(0, 3, 1, 2)
+    merge = lambda h: h.transpose(0, 2, 3, 1).reshape(B, N, d)
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, split=split, merge=merge)
+
+
 # -------------------------------------------------------------------------- kv_attention_step
 
 def _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, q_at=None, k_at=None, rotate_cache=False,
@@ -358,6 +486,85 @@ def new_token_twice(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
          fix="divide the scores by math.sqrt(d // n_heads)")
 def step_scaled_by_model_width(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     return _step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, scale=1 / math.sqrt(x.shape[-1]))
+
+
+def _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, position=None, scale=None, project=True,
+        softmax_axis=-1, rotate_v=False, return_old=False, rotate_whole=False):
+    """kv_attention_step with one step done another way."""
+    d = x.shape[-1]
+    d_k = d // n_heads
+    t = k_cache.shape[1] if position is None else position(k_cache)
+    q, k, v = ((x @ W).reshape(n_heads, 1, d_k) for W in (W_Q, W_K, W_V))
+    at = np.array([t])
+    q = R.apply_rope(q, at)
+    if rotate_v:
+        v = R.apply_rope(v, at)
+    if rotate_whole:
+        stored = np.concatenate([k_cache, k], axis=1)
+        keys = R.apply_rope(stored, np.arange(stored.shape[1]))
+    else:
+        stored = keys = np.concatenate([k_cache, R.apply_rope(k, at)], axis=1)
+    values = np.concatenate([v_cache, v], axis=1)
+    scores = q @ keys.transpose(0, 2, 1) * (1 / math.sqrt(d_k) if scale is None else scale(d_k))
+    weights = _softmax(scores, softmax_axis if softmax_axis == -1 else 0)
+    heads = (weights @ values).reshape(d)
+    out = heads @ W_O if project else heads
+    return (out, k_cache, v_cache) if return_old else (out, stored, values)
+
+
+@mistake("kv_attention_step", "the new position is read from the wrong axis of the cache (its number of "
+         "heads, shape[0] or len(k_cache)): the cache is (A, t, d_k), so t = k_cache.shape[1]",
+         fix="t = k_cache.shape[1]")
+def position_from_heads_axis(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, position=lambda c: c.shape[0])
+
+
+@mistake("kv_attention_step", "the scores are not scaled: divide them by sqrt(d_k), the width of one head",
+         fix="q @ k_cache.transpose(0, 2, 1) / math.sqrt(d_k)")
+def step_not_scaled(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, scale=lambda d_k: 1.0)
+
+
+@mistake("kv_attention_step", "the scores are divided by d_k instead of sqrt(d_k)",
+         fix="q @ k_cache.transpose(0, 2, 1) / math.sqrt(d_k)")
+def step_scaled_by_width(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, scale=lambda d_k: 1.0 / d_k)
+
+
+@mistake("kv_attention_step", "the output projection W_O is missing: the concatenated heads are multiplied "
+         "by W_O, as in rope_attention",
+         fix="(weights @ v_cache).reshape(d) @ W_O")
+def step_not_projected(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, project=False)
+
+
+@mistake("kv_attention_step", "the softmax normalises over the heads: each head's scores are normalised "
+         "over the cached positions 0..t",
+         fix="softmax over the positions, the last axis of the (A, 1, t+1) scores")
+def softmax_over_heads(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, softmax_axis=0)
+
+
+@mistake("kv_attention_step", "the new value is rotated (and cached rotated): RoPE turns queries and keys "
+         "only, values carry content",
+         fix="v_cache = np.concatenate([v_cache, v], axis=1) with v unrotated")
+def value_rotated(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, rotate_v=True)
+
+
+@mistake("kv_attention_step", "the caches returned are the ones given, without the new position: return the "
+         "extended caches (A, t+1, d_k)",
+         fix="return out, k_cache, v_cache after k_cache = np.concatenate([k_cache, k], axis=1) (and v_cache)")
+def old_caches_returned(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, return_old=True)
+
+
+@mistake("kv_attention_step", "the whole cache is rotated at positions 0..t at every step, with the new key "
+         "appended unrotated: the cached keys were rotated when they were stored, so they turn twice, and "
+         "the cache returned holds an unrotated key; rotate the new key alone, at position t",
+         fix="k = apply_rope(k, np.array([t])); k_cache = np.concatenate([k_cache, k], axis=1)")
+def whole_cache_rotated(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    return _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, rotate_whole=True)
 
 
 # ------------------------------------------------------------------------------------ dropout
@@ -451,8 +658,8 @@ def fixed_rate(x, p, rng, training=True):
     return np.where(rng.random(x.shape) >= 0.1, x / 0.9, 0.0)
 
 
-@mistake("dropout", "one decision is drawn per row, so whole rows are kept or dropped together: every "
-         "entry is decided on its own",
+@mistake("dropout", "one decision is drawn per row or per column (a mask of fewer dimensions than x, "
+         "broadcast), so whole rows or columns are kept or dropped together: every entry is decided on its own",
          fix="rng.random(x.shape), a mask of the shape of x")
 def rows_dropped(x, p, rng, training=True):
     if not training or p == 0:
@@ -475,6 +682,14 @@ def _support(weights, log=np.log2, power=2.0, divide_by=None, axis=-1):
          fix="np.log2 instead of np.log")
 def in_nats(weights):
     return _support(weights, log=np.log)
+
+
+@mistake("attention_support", "the entropy is in nats (natural logarithm): in bits, so that 2^entropy "
+         "counts positions",
+         fix="np.log2 instead of np.log")
+def in_nats_throughout(weights):
+    entropy, support, normalised = _support(weights, log=np.log)
+    return entropy, np.exp(entropy), np.exp(entropy) / np.arange(1, weights.shape[-1] + 1)
 
 
 @mistake("attention_support", "the entropy and the support are returned in each other's place: return "
@@ -538,3 +753,90 @@ def sign_missing(weights):
          fix="sum over the keys, the last axis: .sum(axis=-1)")
 def summed_over_queries(weights):
     return _support(weights, axis=-2)
+
+
+# Mistakes whose sign is NaN or inf where the reference has numbers (0 log 0): only for these is a
+# non-finite result evidence (checks.explains, verdict.shows)
+suite.nonfinite("attention_support", "nan_on_zeros")
+
+
+_ENTROPY_NORMALISED = ("the normalised output divides the entropy by its largest value, log2 of the number of "
+                       "positions: it is the support divided by the i + 1 positions query i sees")
+
+
+@mistake("attention_support", _ENTROPY_NORMALISED, fix="support / np.arange(1, N + 1)")
+def entropy_normalised_causal(weights):
+    entropy, support, _ = R.attention_support(weights)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return entropy, support, entropy / np.log2(np.arange(1, weights.shape[-1] + 1))
+
+
+@mistake("attention_support", _ENTROPY_NORMALISED, fix="support / np.arange(1, N + 1)")
+def entropy_normalised_window(weights):
+    entropy, support, _ = R.attention_support(weights)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return entropy, support, entropy / np.log2(weights.shape[-1])
+
+
+@mistake("rope_frequencies", "the pairs are counted from 1 (m = 1 .. d_k/2): pair m = 0 turns at "
+         "frequency base^0 = 1, so the exponents are -2m/d_k for m = 0 .. d_k/2 - 1",
+         fix="base ** (-np.arange(0, d_k, 2) / d_k)")
+def pairs_from_one(d_k, base=10000.0):
+    return base ** (-np.arange(2, d_k + 1, 2) / d_k)
+
+
+@mistake("rope_frequencies", "operator precedence: base ** -2 * m / d_k raises base to -2 and then "
+         "multiplies by m / d_k; the whole exponent needs parentheses, base ** (-2 * m / d_k)",
+         fix="base ** (-2 * m / d_k) with m = np.arange(d_k // 2)")
+def precedence(d_k, base=10000.0):
+    m = np.arange(d_k // 2)
+    return base ** -2 * m / d_k
+
+
+@mistake("rope_attention", "the softmax normalises over the heads (axis 1 of the (B, A, N, N) scores): "
+         "each query's scores are normalised over the keys, the last axis",
+         fix="softmax(scores) over axis -1")
+def softmax_over_heads_ra(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _rope_attention(X, W_Q, W_K, W_V, W_O, n_heads, softmax_axis=1)
+
+
+@mistake("kv_attention_step", "the new key and value are put in front of the cache: they belong at its end, "
+         "position t after positions 0..t-1",
+         fix="np.concatenate([k_cache, k], axis=1)")
+def new_entries_first(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    out, keys, values = R.kv_attention_step(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads)
+    t = k_cache.shape[1]
+    return out, np.concatenate([keys[:, t:], keys[:, :t]], axis=1), np.concatenate([values[:, t:], values[:, :t]], axis=1)
+
+
+@mistake("kv_attention_step", "the heads are merged in the wrong order (a transpose before the reshape): "
+         "the output concatenates head 0's d_k values, then head 1's, ...",
+         fix="(weights @ v_cache).reshape(d)")
+def heads_merged_strided(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
+    d = x.shape[-1]
+    d_k, t = d // n_heads, k_cache.shape[1]
+    q, k, v = ((x @ W).reshape(n_heads, 1, d_k) for W in (W_Q, W_K, W_V))
+    q, k = R.apply_rope(q, np.array([t])), R.apply_rope(k, np.array([t]))
+    keys, values = np.concatenate([k_cache, k], axis=1), np.concatenate([v_cache, v], axis=1)
+    weights = R.softmax(q @ keys.transpose(0, 2, 1) / math.sqrt(d_k))
+    return (weights @ values).transpose(2, 1, 0).reshape(d) @ W_O, keys, values
+
+
+@mistake("dropout", "at evaluation x is divided by 1 - p: inverted dropout scales only during training, "
+         "evaluation returns x unchanged",
+         fix="if not training, the result is x.copy(), with no mask and no scaling")
+def divided_at_evaluation(x, p, rng, training=True):
+    if not training:
+        return x / (1 - p)
+    if p == 0:
+        return x.copy()
+    return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
+
+
+@mistake("attention_support", "the entropy of a row is a mean over its keys: it is a sum, -Σ_j a_j log2 a_j",
+         fix="-(weights * logs).sum(axis=-1)")
+def mean_over_keys(weights):
+    safe = np.where(weights > 0, weights, 1.0)
+    entropy = -(weights * np.log2(safe)).mean(axis=-1)
+    support = 2.0 ** entropy
+    return entropy, support, support / np.arange(1, weights.shape[-1] + 1)

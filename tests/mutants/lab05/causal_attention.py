@@ -4,7 +4,7 @@ from . import correct, wrong
 PART = "causal_attention"
 
 WRONG = [
-    wrong(PART, "causal_in_float32", None, '''
+    wrong(PART, "causal_in_float32", "single_precision_attention", '''
         def causal_attention(Q, K, V):
             Q, K, V = Q.astype(np.float32), K.astype(np.float32), V.astype(np.float32)
             n, d_k = Q.shape
@@ -137,7 +137,7 @@ WRONG = [
             weights /= weights.sum(axis=1, keepdims=True)
             return weights @ V, weights
     '''),
-    wrong(PART, "computed_in_float32", None, '''
+    wrong(PART, "computed_in_float32", "single_precision_attention", '''
         def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
             Q, K, V = (M.astype(np.float32) for M in (Q, K, V))
             n = len(Q)

@@ -4,7 +4,7 @@ from . import correct, wrong
 PART = "feedforward"
 
 WRONG = [
-    wrong(PART, "ffn_in_float32", None, '''
+    wrong(PART, "ffn_in_float32", "single_precision_ffn", '''
         def feedforward(x, W1, b1, W2, b2):
             x, W1, b1, W2, b2 = (a.astype(np.float32) for a in (x, W1, b1, W2, b2))
             return np.maximum(0, x @ W1 + b1) @ W2 + b2

@@ -4,7 +4,7 @@ from . import correct, wrong
 PART = "scaled_dot_product_attention"
 
 WRONG = [
-    wrong(PART, "computed_in_float32", None, '''
+    wrong(PART, "computed_in_float32", "single_precision_attention", '''
         def scaled_dot_product_attention(Q, K, V):
             Q, K, V = (a.astype(np.float32) for a in (Q, K, V))      # about 7 significant digits
             weights = softmax(Q @ K.T / np.sqrt(Q.shape[-1]))

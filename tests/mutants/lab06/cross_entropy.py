@@ -4,20 +4,20 @@ from . import correct, wrong
 PART = "cross_entropy"
 
 WRONG = [
-    wrong(PART, "ce_in_float32", None, '''
+    wrong(PART, "ce_in_float32", "computed_in_float32", '''
         def cross_entropy(logits, targets):
             logits = logits.astype(np.float32)
             z = logits - logits.max(axis=-1, keepdims=True)
             logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
             return float(-np.take_along_axis(logp, targets[..., None], axis=-1).mean())
     '''),
-    wrong(PART, "shifted_then_float32", None, '''
+    wrong(PART, "shifted_then_float32", "computed_in_float32", '''
         def cross_entropy(logits, targets):
             z = (logits - logits.max(axis=-1, keepdims=True)).astype(np.float32)
             lse = np.log(np.exp(z).sum(axis=-1))
             return float(np.mean(lse - np.take_along_axis(z, targets[..., None], axis=-1)[..., 0]))
     '''),
-    wrong(PART, "loss_returned_as_float32", None, '''
+    wrong(PART, "loss_returned_as_float32", "computed_in_float32", '''
         def cross_entropy(logits, targets):
             z = logits - logits.max(axis=-1, keepdims=True)
             log_probs = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))

@@ -4,7 +4,7 @@ from . import correct, wrong
 PART = "layer_norm_backward"
 
 WRONG = [
-    wrong(PART, "computed_in_float32", None, '''
+    wrong(PART, "computed_in_float32", "computed_in_float32", '''
         def layer_norm_backward(dy, x, gamma, eps=1e-5):
             dy, x, gamma = dy.astype(np.float32), x.astype(np.float32), gamma.astype(np.float32)
             d = x.shape[-1]

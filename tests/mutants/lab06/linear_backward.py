@@ -4,7 +4,7 @@ from . import correct, wrong
 PART = "linear_backward"
 
 WRONG = [
-    wrong(PART, "linear_in_float32", None, '''
+    wrong(PART, "linear_in_float32", "computed_in_float32", '''
         def linear_backward(dy, x, W):
             dy, x, W = dy.astype(np.float32), x.astype(np.float32), W.astype(np.float32)
             x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])

@@ -4,6 +4,44 @@ from . import correct, wrong
 PART = "next_token_probs"
 
 WRONG = [
+    # np.argmax of an all-False test is 0: with top_p = 1 and a total a hair below 1, one token is kept
+    wrong(PART, "argmax_nucleus", "never_reached", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            z = logits / temperature
+            probs = np.exp(z - z.max())
+            probs = probs / probs.sum()
+            if top_k is not None:
+                order = np.argsort(-probs, kind="stable")
+                probs = probs.copy()
+                probs[order[top_k:]] = 0.0
+                probs = probs / probs.sum()
+            if top_p is not None:
+                order = np.argsort(-probs, kind="stable")
+                total = np.cumsum(probs[order])
+                last = int(np.argmax(total >= top_p))
+                kept = np.zeros_like(probs)
+                kept[order[:last + 1]] = probs[order[:last + 1]]
+                probs = kept / kept.sum()
+            return probs
+    '''),
+    wrong(PART, "temperature_after_softmax_argmax_nucleus", "temperature_ignored_and_never_reached", '''
+        def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
+            probs = np.exp(logits - logits.max())
+            probs = probs / probs.sum() / temperature
+            probs = probs / probs.sum()
+            if top_k is not None:
+                cut = np.sort(probs)[-top_k]
+                probs = np.where(probs >= cut, probs, 0.0)
+                probs = probs / probs.sum()
+            if top_p is not None:
+                order = np.argsort(-probs)
+                total = np.cumsum(probs[order])
+                n = int(np.argmax(total >= top_p)) + 1
+                kept = np.zeros_like(probs)
+                kept[order[:n]] = probs[order[:n]]
+                probs = kept / kept.sum()
+            return probs
+    '''),
     wrong(PART, "top_p_cut_not_renormalised", "top_p_not_renormalised", '''
         def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
             probs = np.exp(logits / temperature - np.max(logits / temperature))
@@ -216,7 +254,7 @@ WRONG = [
             out[order[:n]] = probs[order[:n]]
             return out / out.sum()
     '''),
-    wrong(PART, "no_token_reaches_p", None, '''
+    wrong(PART, "no_token_reaches_p", "never_reached", '''
         def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
             z = np.asarray(logits, dtype=float) / temperature
             probs = np.exp(z - z.max())

@@ -73,7 +73,7 @@ WRONG = [
             x[..., 1::2] = even * sin + odd * cos
             return x
     '''),
-    wrong(PART, "float64_result", None, variant(
+    wrong(PART, "float64_result", "float64_result", variant(
         cos="    cos = np.cos(angles)\n", sin="    sin = np.sin(angles)\n").replace(
         "out = np.zeros_like(x)", "out = np.zeros(x.shape)")),
     # rounded to float32 where float64 was given: the values are off, the rotation is still one

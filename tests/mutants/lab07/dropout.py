@@ -76,6 +76,17 @@ WRONG = [
             mask = np.random.rand(*x.shape) > p
             return x * mask / (1 - p)
     '''),
+    # a mask kept across calls (redrawn only for a new shape): the seed of later calls is ignored
+    wrong(PART, "mask_drawn_once", "mask_reused", '''
+        _kept = {}
+
+        def dropout(x, p, rng, training=True):
+            if not training or p == 0:
+                return x.copy()
+            if _kept.get("mask") is None or _kept["mask"].shape != x.shape:
+                _kept["mask"] = rng.random(x.shape) >= p
+            return np.where(_kept["mask"], x / (1 - p), 0.0)
+    '''),
     wrong(PART, "alternating_mask_without_rng", "seed_ignored", '''
         def dropout(x, p, rng, training=True):
             if not training or p == 0:
