@@ -83,7 +83,8 @@ def _value_diff(got, expected, rtol, atol) -> str:
     shown = "; ".join("at {} got {}, expected {}".format(list(w), *apart(got[w], expected[w])) for w in where)
     error = np.abs(got - expected)
     worst = tuple(int(i) for i in np.unravel_index(np.nanargmax(error), error.shape))
-    in32 = [bool(np.all(v[np.isfinite(v)].astype(np.float32) == v[np.isfinite(v)])) for v in (got, expected)]
+    with np.errstate(over="ignore"):       # beyond float32's range is not a float32 number
+        in32 = [bool(np.all(v[np.isfinite(v)].astype(np.float32) == v[np.isfinite(v)])) for v in (got, expected)]
     rounded = rtol < np.finfo(np.float32).eps and in32 == [True, False] and \
         np.allclose(got, expected, rtol=1e-5, atol=1e-5 * np.nanmax(np.abs(expected)))   # off by float32's digits
     return (f"{int(wrong.sum())} of {got.size} entries differ (tolerance rtol={rtol:g}, "

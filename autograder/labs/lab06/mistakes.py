@@ -1411,7 +1411,8 @@ suite.nonfinite("attention_entropy", "normalised_by_causal_uniform")
 _NEVER_REACHED = ("when the running total never reaches top_p (top_p = 1, with a total rounded a hair "
                   "below 1), np.argmax of the all-False test is 0, so only the most likely token is kept: "
                   "keep every token then (check whether any total reaches top_p)")
-_NEVER_REACHED_FIX = "n = int(np.argmax(reached)) + 1 if reached.any() else len(kept)"
+_NEVER_REACHED_FIX = ("when no running total reaches top_p, keep every sorted token; otherwise keep up to the "
+                      "first total that reaches it (np.argmax of the comparison, plus one)")
 
 
 def _never_reached(function):

@@ -198,7 +198,7 @@ def cos_sin_swapped(x, positions, base=10000.0):
 
 @mistake("apply_rope", "the rotated pairs are written back as two halves [first outputs | second outputs]: "
          "the outputs of pair m go back to dimensions 2m and 2m+1, interleaved",
-         fix="out[..., 0::2] = even * cos - odd * sin; out[..., 1::2] = even * sin + odd * cos")
+         fix="the even dimensions of the output get even * cos - odd * sin, the odd ones even * sin + odd * cos")
 def outputs_in_halves(x, positions, base=10000.0):
     rotated = _rotate(x, _angles(positions, x.shape[-1], base))
     return np.concatenate([rotated[..., 0::2], rotated[..., 1::2]], axis=-1)
@@ -207,8 +207,8 @@ def outputs_in_halves(x, positions, base=10000.0):
 @mistake("apply_rope", "each frequency is repeated for both dimensions of a pair and the whole row is "
          "multiplied elementwise, without mixing the two entries of a pair: each pair must be turned by "
          "a 2x2 rotation",
-         fix="even, odd = x[..., 0::2], x[..., 1::2]; out[..., 0::2] = even * cos - odd * sin; "
-             "out[..., 1::2] = even * sin + odd * cos")
+         fix="take the pairs' entries apart (x[..., 0::2] and x[..., 1::2]); the even output dimensions get "
+             "even * cos - odd * sin, the odd ones even * sin + odd * cos")
 def no_pair_mixing(x, positions, base=10000.0):
     angles = np.repeat(_angles(positions, x.shape[-1], base), 2, axis=-1)
     return (x * np.cos(angles) + x * np.sin(angles)).astype(x.dtype)
@@ -547,7 +547,7 @@ def softmax_over_heads(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
 
 @mistake("kv_attention_step", "the new value is rotated (and cached rotated): RoPE turns queries and keys "
          "only, values carry content",
-         fix="v_cache = np.concatenate([v_cache, v], axis=1) with v unrotated")
+         fix="append the new values, unrotated, to v_cache along the position axis (axis 1)")
 def value_rotated(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads):
     return _kv(x, k_cache, v_cache, W_Q, W_K, W_V, W_O, n_heads, rotate_v=True)
 

@@ -34,7 +34,7 @@ UPCAST = suite.recognised(
     "apply_rope", "float64_result",
     "a float32 x comes back as float64: cos and sin (or the angles) are float64, and an operation mixing "
     "them with x, or a stack of float64 parts, promotes the result; the docstring asks for x's dtype",
-    "cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype) (or return out.astype(x.dtype))")
+    "cast cos and sin to x.dtype before they meet x (or cast the result back to x.dtype)")
 P_KEEPS = suite.recognised(
     "dropout", "p_keeps_fraction",
     "p is used as the probability of keeping an entry: p is the probability of dropping it",
@@ -49,7 +49,7 @@ MASK_KEPT = suite.recognised(
     "the mask is drawn once and reused by later calls (kept in a global, an attribute or a default "
     "argument): every call must draw a new mask from the `rng` it is given, of the shape of its x and "
     "for its p",
-    "draw keep = rng.random(x.shape) >= p inside the function at every call, and store it nowhere")
+    "draw the mask from rng inside the function at every call, and store it nowhere")
 
 
 # --------------------------------------------------------------------------- rope_frequencies
