@@ -22,7 +22,7 @@ from answers import STUDENTS, Answer, grade, heldout_answers, mutant_answers, st
 
 from autograder import labs  # noqa: E402
 
-LABS = ["lab05_transformers", "lab06_training"]
+LABS = ["lab05_transformers", "lab06_training", "lab07_rope_generation"]
 
 
 def scores(job) -> tuple:

@@ -986,13 +986,15 @@ def _(t):
 
 def short_of_one_logits(t):
     """27 logits whose sorted probabilities add up to just below 1 in floating point, however
-    the softmax is written (exp(z - max) / sum or exp(z - logsumexp)) and renormalised again
-    (not at all, or by a sum in vocabulary or in sorted order; about one random vector in ten):
-    no running total reaches p = 1."""
-    for _ in range(1000):
+    the softmax is written (exp(z - max) / sum, exp(z - logsumexp), or exp(z) / sum without the
+    shift, which these logits do not overflow) and renormalised again (not at all, or by a sum in
+    vocabulary or in sorted order; about one random vector in forty): no running total reaches
+    p = 1, whichever of these a student's code rounds like."""
+    for _ in range(4000):
         logits = t.normal(27, scale=2.0)
         e = np.exp(logits - logits.max())
-        for probs in (e / e.sum(), np.exp(logits - logits.max() - np.log(e.sum()))):
+        for probs in (e / e.sum(), np.exp(logits - logits.max() - np.log(e.sum())),
+                      np.exp(logits) / np.exp(logits).sum()):
             ordered = np.sort(probs)[::-1]
             if max(np.cumsum(ordered)[-1], np.cumsum(ordered / ordered.sum())[-1],
                    np.cumsum(np.sort(probs / probs.sum())[::-1])[-1]) >= 1.0:
