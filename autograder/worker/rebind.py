@@ -14,7 +14,7 @@ import types
 def rebind(namespace: dict, replacements: dict, places: list | None = None) -> list:
     """Bind each name of `replacements` in `namespace` to its object, and put that object
     wherever the namespace's functions, classes, partials, dicts and lists hold the object the
-    name had. `places`: the dict and list entries that can hold one (`places(namespace)`, which
+    name had. `places`: the dict and list entries that can hold one (`find_places(namespace)`, which
     a caller that rebinds the same namespace many times computes once). The undo actions, to
     call in reverse order (a process that ends after the part needs none)."""
     swaps, undo = {}, []
