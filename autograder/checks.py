@@ -26,6 +26,7 @@ import numpy as np
 
 from . import verdict
 from .compare import close, kind, mismatch
+from .derived import derive
 from .outcome import CheckResult, PartResult
 from .runners import PartAborted, StudentError
 from .verdict import CheckFailed, Raised
@@ -113,6 +114,7 @@ class Suite:
         self.kinds = kinds                      # name -> "function" | "class"
         self.output_names = output_names        # name -> labels of the items of a tuple result
         self._cache: dict = {}
+        self._derived: dict = {}
 
     def check(self, part: str, title: str, points: float, tol: Tolerance | None = FLOAT64,
               needs: str = ""):
@@ -172,6 +174,18 @@ class Suite:
         if key not in self._cache:
             self._cache[key] = execute(call, self.reference)[0]
         return self._cache[key]
+
+    def derived(self, part: str) -> list:
+        """The mistakes derived from the reference's `part` by the mutation operators
+        (derived.derive), built on first use."""
+        if part not in self._derived:
+            target = self.reference[part]
+            target = target.forward if self.kinds[part] == "class" else target
+            module = target.__globals__
+            names = {n for n, v in module.items() if getattr(v, "__module__", None) == target.__module__}
+            self._derived[part] = [Mistake(part, f"derived-{i}", idea, impl)
+                                   for i, (idea, impl) in enumerate(derive(target, names))]
+        return self._derived[part]
 
     def namespace_with(self, mistake: Mistake) -> dict:
         """The reference namespace with one part replaced by a catalogued mistake."""
@@ -477,9 +491,10 @@ def _point_to_failures(part: Part, results: list) -> None:
 
 
 def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
-    """Name a catalogued mistake under every failed check it explains (see `explains`), unless
-    another mistake that says something else explains it too: the inputs cannot tell them apart,
-    and naming one would be wrong for half the students who made the other."""
+    """Name a mistake under every failed check it explains (see `explains`), unless another that
+    says something else explains it too: the inputs cannot tell them apart, and naming one would
+    be wrong for half the students who made the other. The catalogue is asked first; the mistakes
+    derived from the reference only where no catalogued one fits."""
     failed = [(t, r) for t, r in trials if r.status == "failed" and not r.diagnosis and t.observed]
     if not failed:
         return
@@ -488,8 +503,11 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
         if all(got is None for _, got in trial.observed):
             result.diagnosis, result.fix = NO_RETURN.message, NO_RETURN.fix
             continue
-        named = verdict.only_fit([(m.message, m.fix) for m in part.mistakes
-                                  if m.impl and explains(suite, m, trial, trials, outputs)])
+        for mistakes in ([m for m in part.mistakes if m.impl], suite.derived(part.name)):
+            fits = [(m.message, m.fix) for m in mistakes if explains(suite, m, trial, trials, outputs)]
+            if fits:
+                break
+        named = verdict.only_fit(fits)
         if named:
             result.diagnosis, result.fix = named
 

@@ -27,19 +27,38 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from answers import grade, heldout_answers, namespace, student_salt  # noqa: E402
 
-from autograder import labs  # noqa: E402
+from autograder import labs, verdict  # noqa: E402
 
 LABS = ["lab05_transformers", "lab06_training", "lab07_rope_generation"]
 CAUSE = re.compile(r"likely cause: (.*)")
 
 
+class Fits:
+    """How many different causes fit each failed check that verdict.only_fit was asked about."""
+
+    def __init__(self):
+        self.counts: list = []
+        self.only_fit = verdict.only_fit
+
+    def __enter__(self):
+        verdict.only_fit = lambda fits: self.counts.append(len({m for m, _ in fits})) or self.only_fit(fits)
+        return self
+
+    def __exit__(self, *exc):
+        verdict.only_fit = self.only_fit
+
+
 def hidden(assignment: str, answer) -> dict:
-    """Every part graded under one student's salt: scores lost per part, causes named in its own."""
+    """Every part graded under one student's salt: scores lost per part, causes named in its own,
+    and for its own part how many causes fit at most (0: none does; 2 or more: the inputs do not
+    tell them apart)."""
     salt = student_salt(assignment, "heldout", answer.code)
-    results = {name: grade(assignment, answer, salt, part=name) for name in labs.load(assignment).suite.parts}
-    own = results[answer.part]
+    results = {name: grade(assignment, answer, salt, part=name) for name in labs.load(assignment).suite.parts
+               if name != answer.part}
+    with Fits() as fits:
+        results[answer.part] = own = grade(assignment, answer, salt)
     return {"lost": {name: r.max_score - r.score for name, r in results.items() if r.score < r.max_score},
-            "score": own.score, "max": own.max_score,
+            "score": own.score, "max": own.max_score, "fits": max(fits.counts, default=0),
             "causes": sorted({c.diagnosis for c in own.checks if c.status == "failed" and c.diagnosis})}
 
 
@@ -83,6 +102,9 @@ def report(assignment: str, bank: str, answers: list, results: list) -> None:
     print(f"\n== {assignment} {bank}: {len(wrong)} wrong, {len(right)} correct")
     print(f"hidden suite: {len(own_only)} of {len(wrong)} lose points in their own part only; "
           f"a likely cause named for {len(named)} ({100 * len(named) / max(len(wrong), 1):.0f} %)")
+    unnamed = [h["fits"] for _, h, _ in wrong if not h["causes"]]
+    print(f"not named: {unnamed.count(0)} where no cause fits, {sum(n > 1 for n in unnamed)} where several "
+          f"do, {sum(n == 1 for n in unnamed)} where one fits a check but not the others")
     print(f"visible checks: {len(seen)} of {len(wrong)} fail check(); a likely cause named for {len(told)}")
     print("correct answers (points lost, every part): "
           + ", ".join(f"{a.name} {sum(h['lost'].values()):g}" for a, h, _ in right))

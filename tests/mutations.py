@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
-from autograder import labs  # noqa: E402
+from autograder import derived, labs  # noqa: E402
 from autograder.checks import FLOAT32, FLOAT64, rounding_alike, run_part  # noqa: E402
 from autograder.compare import close  # noqa: E402
 from autograder.runners import LocalRunner  # noqa: E402
@@ -43,166 +43,26 @@ class Candidate:
 
 
 # ------------------------------------------------------------------------------ the operators
-
-def _is_call(node, *names) -> bool:
-    f = getattr(node, "func", None)
-    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-    return isinstance(node, ast.Call) and name in names
-
-
-def _keyword(node, name):
-    return next((k for k in getattr(node, "keywords", []) if k.arg == name), None)
-
-
-def _int(node):
-    value = node.value if isinstance(node, ast.Constant) else None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-        value = -node.operand.value
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _num(value):
-    return ast.UnaryOp(ast.USub(), ast.Constant(-value)) if value < 0 else ast.Constant(value)
-
-
-def swap_matmul(node):
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-        return [ast.BinOp(node.right, ast.MatMult(), node.left)]
-
-
-def drop_transpose(node):
-    if isinstance(node, ast.Attribute) and node.attr == "T":
-        return [node.value]
-    if _is_call(node, "transpose", "swapaxes") and isinstance(node.func, ast.Attribute):
-        return [node.func.value]
-
-
-def other_axis(node):
-    k = _keyword(node, "axis")
-    if k is None or _int(k.value) is None:
-        return None
-    out = []
-    for axis in (-1, 0, 1, -2):
-        if axis != _int(k.value):
-            new = copy.deepcopy(node)
-            _keyword(new, "axis").value = _num(axis)
-            out.append(new)
-    return out
-
-
-def drop_keepdims(node):
-    if _keyword(node, "keepdims") is not None:
-        new = copy.deepcopy(node)
-        new.keywords = [k for k in new.keywords if k.arg != "keepdims"]
-        return [new]
-
-
-def off_by_one(node):
-    out = []
-    k = _keyword(node, "k")
-    if k is not None and _int(k.value) is not None:
-        for delta in (-1, 1):
-            new = copy.deepcopy(node)
-            _keyword(new, "k").value = _num(_int(k.value) + delta)
-            out.append(new)
-    if _is_call(node, "arange") and node.args:
-        for i in range(len(node.args[:2])):
-            new = copy.deepcopy(node)
-            new.args[i] = ast.BinOp(new.args[i], ast.Add(), ast.Constant(1))
-            out.append(new)
-    if isinstance(node, ast.Slice):
-        for bound in ("lower", "upper"):
-            if getattr(node, bound) is not None:
-                for delta in (-1, 1):
-                    new = copy.deepcopy(node)
-                    setattr(new, bound, ast.BinOp(getattr(new, bound), ast.Add(), _num(delta)))
-                    out.append(new)
-    return out or None
-
-
-def rescale(node):
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_call(node.right, "sqrt"):
-        root = node.right.args[0]
-        return [node.left, ast.BinOp(node.left, ast.Div(), root), ast.BinOp(node.left, ast.Mult(), node.right)]
-
-
-def flip_sign(node):
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return [node.operand]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
-        return [ast.BinOp(node.left, ast.Add(), node.right)]
-
-
-def drop_term(node):
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        return [node.left] + ([node.right] if isinstance(node.op, ast.Add) else [])
-
-
-def mean_for_sum(node):
-    if _is_call(node, "mean", "sum") and isinstance(node.func, ast.Attribute):
-        new = copy.deepcopy(node)
-        new.func.attr = "sum" if node.func.attr == "mean" else "mean"
-        return [new]
-
-
-def finite_mask(node):
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
-            isinstance(node.operand, ast.Attribute) and node.operand.attr == "inf":
-        return [_num(-1000.0), ast.Constant(0.0)]
-    if _is_call(node, "triu", "tril") and isinstance(node.func, ast.Attribute):
-        new = copy.deepcopy(node)
-        new.func.attr = "tril" if node.func.attr == "triu" else "triu"
-        return [new]
-
-
-OPERATORS = [swap_matmul, drop_transpose, other_axis, drop_keepdims, off_by_one, rescale,
-             flip_sign, drop_term, mean_for_sum, finite_mask]
-
-
-class _Rewrite(ast.NodeTransformer):
-    """Replace the `site`-th node that `operator` applies to (counting its variants) by a variant."""
-
-    def __init__(self, operator, site):
-        self.operator, self.site, self.seen = operator, site, 0
-
-    def generic_visit(self, node):
-        variants = self.operator(node) or []
-        if self.seen <= self.site < self.seen + len(variants):
-            self.seen += len(variants)
-            return variants[self.site - self.seen + len(variants)]
-        self.seen += len(variants)
-        return super().generic_visit(node)
-
-
-def _sites(tree, operator) -> int:
-    counter = _Rewrite(operator, -1)
-    counter.visit(copy.deepcopy(tree))
-    return counter.seen
+# The operators live in autograder.derived (the grader names what they derive); the survey uses
+# the classic ones, plus an in-place write and float32 arithmetic, which only a check recognises.
+SURVEYED = [derived.swap_matmul, derived.drop_transpose, derived.other_axis, derived.drop_keepdims,
+            derived.off_by_one, derived.rescale, derived.flip_sign, derived.drop_term, derived.mean_for_sum,
+            derived.finite_mask]
 
 
 def _each_site(tree, selected, rewrite) -> list:
     """One variant of `tree` per node that `selected` accepts, that node changed by `rewrite`
-    (which edits it in place, or returns a node to put in its place within a statement list)."""
+    (which returns a node to put in its place within a statement list)."""
     out = []
     for i in range(sum(map(selected, ast.walk(tree)))):
         new = copy.deepcopy(tree)
         node = [n for n in ast.walk(new) if selected(n)][i]
-        replacement = rewrite(node)
-        if replacement is not None:
-            for parent in ast.walk(new):
-                for value in ast.iter_fields(parent):
-                    if isinstance(value[1], list) and node in value[1]:
-                        value[1][value[1].index(node)] = replacement
+        for parent in ast.walk(new):
+            for _, value in ast.iter_fields(parent):
+                if isinstance(value, list) and node in value:
+                    value[value.index(node)] = rewrite(node)
         out.append(new)
     return out
-
-
-def _swap_args(tree, notebook_names) -> list:
-    """Variants with the first two arguments of a call to a notebook function swapped."""
-    def swap(call):
-        call.args[0], call.args[1] = call.args[1], call.args[0]
-    return _each_site(tree, lambda n: isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                      and n.func.id in notebook_names and len(n.args) >= 2, swap)
 
 
 def _in_place(tree) -> list:
@@ -253,10 +113,9 @@ def candidates(assignment: str, parts=None) -> list:
 
         seen = {ast.unparse(function)}
         variants = [("float32", _in_float32(function))]
-        for operator in OPERATORS:
-            for site in range(_sites(function, operator)):
-                variants.append((operator.__name__, _Rewrite(operator, site).visit(copy.deepcopy(function))))
-        variants += [("swap_args", v) for v in _swap_args(function, notebook)]
+        source = derived.function_source(getattr(suite.reference[part], "forward", suite.reference[part]))
+        variants += [(v.operator, ast.parse(v.source).body[0])
+                     for v in derived.variants(source, SURVEYED + [derived.swap_args(notebook)])]
         variants += [("in_place", v) for v in _in_place(function)]
         for site, (operator, variant) in enumerate(variants):
             ast.fix_missing_locations(variant)

@@ -4,27 +4,61 @@ points, the hidden inputs tell apart any two that differ elsewhere, and a named 
 that reproduces the derived mistake on other hidden inputs too (never a wrong name)."""
 import ast
 
+import answers
 import mutations
 import pytest
 
-from autograder import labs
+from autograder import derived, labs
 
 LABS = ["lab05_transformers", "lab06_training", "lab07_rope_generation"]
 PARTS = [(lab, part) for lab in LABS for part in labs.load(lab).suite.parts]
 
 
 def test_the_operators_rewrite_one_place_each():
-    tree = ast.parse("def f(Q, K):\n    s = Q @ K.T / np.sqrt(d)\n    return np.max(s, axis=-1, keepdims=True)\n")
-    function = tree.body[0]
-    rewritten = {op.__name__: [ast.unparse(mutations._Rewrite(op, site).visit(ast.parse(ast.unparse(function))))
-                               for site in range(mutations._sites(function, op))]
-                 for op in mutations.OPERATORS}
+    function = "def f(Q, K):\n    s = Q @ K.T / np.sqrt(d)\n    return np.max(s, axis=-1, keepdims=True)\n"
+    rewritten = {op.__name__: [ast.unparse(ast.parse(v.source)) for v in derived.variants(function, [op])]
+                 for op in derived.OPERATORS}
     assert any("K.T @ Q" in text for text in rewritten["swap_matmul"])
     assert any("Q @ K /" in text for text in rewritten["drop_transpose"])
     assert any("axis=0" in text for text in rewritten["other_axis"])
     assert any("keepdims" not in text for text in rewritten["drop_keepdims"])
     assert {"s = Q @ K.T", "s = Q @ K.T / d", "s = Q @ K.T * np.sqrt(d)"} <= {
         text.splitlines()[1].strip() for text in rewritten["rescale"]}
+    assert any("np.swapaxes(Q @ K.T, -1, -2)" in text for text in rewritten["transpose_product"])
+
+
+def test_an_idea_at_several_places_is_also_rewritten_everywhere():
+    """Students who reduce along the wrong axis do it in every reduction, not in one."""
+    function = "def f(z):\n    e = np.exp(z - z.max(axis=-1, keepdims=True))\n    return e / e.sum(axis=-1, keepdims=True)\n"
+    found = {v.idea: v.source for v in derived.variants(function, [derived.other_axis])}
+    assert "z.max(axis=0" in found["the reductions run along the wrong axis (axis=0)"]
+    assert "e.sum(axis=0" in found["the reductions run along the wrong axis (axis=0)"]
+
+
+def test_a_derived_mistake_is_named_only_where_the_catalogue_is_silent_and_it_alone_fits():
+    """A mistake no catalogue entry lists (the softmax left out) is named by what the rewrite of
+    the reference does; a catalogued mistake keeps its catalogue's words; an answer with two
+    mistakes, which no single rewrite reproduces, is named by neither."""
+    assert _causes(ANSWER.replace("softmax(scores)", "scores")) == {
+        "the step `softmax` is left out: its input is used as it is, where `weights` is computed"}
+    catalogued = _causes(ANSWER.replace("/ np.sqrt(d_k)", ""))
+    assert catalogued and all(cause in CATALOGUE for cause in catalogued)
+    both = ANSWER.replace("scores = Q @ K.T / np.sqrt(d_k)", "scores = Q @ K.T / d_k").replace("weights @ V", "weights.T @ V")
+    assert _causes(both) == set()
+
+
+ANSWER = """def scaled_dot_product_attention(Q, K, V):
+    d_k = Q.shape[-1]
+    scores = Q @ K.T / np.sqrt(d_k)
+    weights = softmax(scores)
+    return weights @ V, weights
+"""
+CATALOGUE = {m.message for m in labs.load("lab05_transformers").suite.parts["scaled_dot_product_attention"].mistakes}
+
+
+def _causes(code: str) -> set:
+    result = answers.grade("lab05_transformers", answers.Answer("scaled_dot_product_attention", "x", code, False, ""))
+    return {c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis}
 
 
 def test_every_candidate_is_a_whole_answer_cell():

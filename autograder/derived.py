@@ -1,0 +1,543 @@
+"""Mistakes derived from the reference, not only listed: each mutation operator rewrites one place
+of a graded function (a class's `forward`), or of a function of the reference module that it
+calls, the way students go wrong by accident: operands of @ swapped, a transpose missing or its
+axes in another order, a reshape straight into the final layout, another axis, keepdims dropped,
+an off-by-one in k=, a range or a slice, positions counted from 1, a scale dropped, unrooted or
+inverted, a sign flipped, a term dropped, a mean for a sum (or the reverse), a finite or
+lower-triangular mask, two arguments of a notebook function swapped. Each carries the words of
+its idea and of where it happens.
+
+A derived mistake is named only where no catalogued one fits and it is the only derived idea that
+fits (checks.diagnose_part): the catalogue's words are better where they apply, and a rewrite the
+inputs cannot tell apart from another says nothing.
+"""
+import ast
+import copy
+import inspect
+import textwrap
+import types
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Variant:
+    operator: str
+    idea: str               # what the rewrite does, in a student's terms
+    where: str              # ", where `scores` is computed", or ""
+    source: str             # the rewritten function
+
+
+# ------------------------------------------------------------------------------ the operators
+# Each takes a node and returns [(replacement, idea), ...] or None. An idea says what the code
+# does wrong, never the code that would fix it.
+
+def _name(node) -> str | None:
+    f = getattr(node, "func", None)
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def _is_call(node, *names) -> bool:
+    return isinstance(node, ast.Call) and _name(node) in names
+
+
+def _keyword(node, name):
+    return next((k for k in getattr(node, "keywords", []) if k.arg == name), None)
+
+
+def _int(node):
+    value = node.value if isinstance(node, ast.Constant) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = -node.operand.value
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _num(value):
+    return ast.UnaryOp(ast.USub(), ast.Constant(-value)) if value < 0 else ast.Constant(value)
+
+
+def _edited(node, edit):
+    new = copy.deepcopy(node)
+    edit(new)
+    return new
+
+
+def swap_matmul(node):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return [(ast.BinOp(node.right, ast.MatMult(), node.left),
+                 "the two factors of a matrix product are in the wrong order (A @ B is not B @ A)")]
+
+
+def _is_np(node) -> bool:
+    return isinstance(node, ast.Name) and node.id == "np"
+
+
+def _axes(node):
+    """The axes of x.transpose(a, b, ...), x.transpose((a, b, ...)) or np.transpose(x, (...))
+    (more than two of them), else None."""
+    if not _is_call(node, "transpose"):
+        return None
+    args = node.args[1:] if _is_np(node.func.value if isinstance(node.func, ast.Attribute) else None) else node.args
+    items = args[0].elts if len(args) == 1 and isinstance(args[0], ast.Tuple) else args
+    axes = [_int(a) for a in items]
+    return axes if len(axes) > 2 and None not in axes else None
+
+
+def drop_transpose(node):
+    if isinstance(node, ast.Attribute) and node.attr == "T":
+        return [(node.value, "a transpose is missing: an operand keeps its rows where its columns belong")]
+    if _is_call(node, "transpose", "swapaxes") and isinstance(node.func, ast.Attribute) and not _is_np(node.func.value):
+        what = "an axis permutation (transpose) is missing" if _axes(node) else "a transpose is missing"
+        return [(node.func.value, f"{what}: the axes stay in the order the array had")]
+
+
+def permute_axes(node):
+    """Two neighbouring axes of a permutation exchanged: heads and positions mixed up."""
+    axes = _axes(node)
+    if axes is None:
+        return None
+    array = node.args[:1] if _is_np(node.func.value if isinstance(node.func, ast.Attribute) else None) else []
+    out = []
+    for i in range(len(axes) - 1):
+        order = axes[:i] + [axes[i + 1], axes[i]] + axes[i + 2:]
+        if order == sorted(order):      # no permutation at all: drop_transpose's
+            continue
+        new = copy.deepcopy(node)
+        new.args = copy.deepcopy(array) + [ast.Tuple([_num(a) for a in order], ast.Load())]
+        out.append((new, f"the axes are permuted in another order ({', '.join(map(str, order))}): two axes "
+                         "(such as heads and positions) are exchanged"))
+    return out
+
+
+def reshape_in_place_of_transpose(node):
+    """x.reshape(s).transpose(p) written x.reshape(s permuted): the right shape, the wrong entries."""
+    axes = _axes(node)
+    inner = node.func.value if axes and isinstance(node.func, ast.Attribute) else None
+    if not _is_call(inner, "reshape") or not isinstance(inner.func, ast.Attribute) or len(inner.args) != len(axes):
+        return None
+    new = copy.deepcopy(inner)
+    new.args = [copy.deepcopy(inner.args[a]) for a in axes]
+    return [(new, "the array is reshaped straight into the final layout instead of reshaped and then "
+                  "transposed: the shape is right, but the entries land in the wrong heads or positions")]
+
+
+def other_axis(node):
+    k = _keyword(node, "axis")
+    if k is None or _int(k.value) is None:
+        return None
+    out = []
+    for axis in (-1, 0, 1, -2):
+        if axis != _int(k.value):
+            new = _edited(node, lambda n, axis=axis: setattr(_keyword(n, "axis"), "value", _num(axis)))
+            out.append((new, f"`{_name(node)}` runs along the wrong axis (axis={axis})",
+                        f"the reductions run along the wrong axis (axis={axis})"))
+    return out
+
+
+def drop_keepdims(node):
+    if _keyword(node, "keepdims") is not None:
+        new = _edited(node, lambda n: setattr(n, "keywords", [k for k in n.keywords if k.arg != "keepdims"]))
+        return [(new, f"`{_name(node)}` drops the axis it reduces (keepdims is missing), so the result "
+                      "broadcasts against the wrong axis",
+                 "the reductions drop the axis they reduce (keepdims is missing), so their results "
+                 "broadcast against the wrong axis")]
+
+
+def off_by_one(node):
+    out = []
+    k = _keyword(node, "k")
+    if k is not None and _int(k.value) is not None:
+        for delta in (-1, 1):
+            new = _edited(node, lambda n, delta=delta: setattr(_keyword(n, "k"), "value", _num(_int(k.value) + delta)))
+            out.append((new, f"the diagonal of `{_name(node)}` is off by one (k={_int(k.value) + delta}): the "
+                             "mask covers one diagonal too many or too few"))
+    if _is_call(node, "arange") and node.args:
+        for i, end in enumerate(("end" if len(node.args) == 1 else "start", "end")[:len(node.args[:2])]):
+            new = _edited(node, lambda n, i=i: n.args.__setitem__(i, ast.BinOp(n.args[i], ast.Add(), ast.Constant(1))))
+            out.append((new, f"a range (np.arange) is one too long or starts one late: its {end} is off by one"))
+        out.append((ast.BinOp(node, ast.Add(), ast.Constant(1)),
+                    "positions or indices are counted from 1 instead of from 0"))
+    if isinstance(node, ast.Slice):
+        for bound in ("lower", "upper"):
+            if getattr(node, bound) is not None:
+                for delta in (-1, 1):
+                    new = _edited(node, lambda n, bound=bound, delta=delta:
+                                  setattr(n, bound, ast.BinOp(getattr(n, bound), ast.Add(), _num(delta))))
+                    out.append((new, f"a slice {'starts' if bound == 'lower' else 'ends'} one element off"))
+    return out or None
+
+
+def rescale(node):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_call(node.right, "sqrt"):
+        root = node.right.args[0]
+        return [(node.left, "the division by a square root (the scale) is missing"),
+                (ast.BinOp(node.left, ast.Div(), root), "the division is by the dimension itself, not by its square root"),
+                (ast.BinOp(node.left, ast.Mult(), node.right), "the scale multiplies by the square root instead of dividing by it")]
+
+
+def flip_sign(node):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not isinstance(node.operand, ast.Constant):
+        return [(node.operand, "a minus sign is missing")]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+        return [(ast.BinOp(node.left, ast.Add(), node.right), "a term is added where it should be subtracted")]
+
+
+def drop_term(node):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return [(node.left, "a term of a sum or difference is left out")] + (
+            [(node.right, "a term of a sum is left out")] if isinstance(node.op, ast.Add) else [])
+
+
+def mean_for_sum(node):
+    if _is_call(node, "mean", "sum") and isinstance(node.func, ast.Attribute):
+        other = "sum" if node.func.attr == "mean" else "mean"
+        new = _edited(node, lambda n: setattr(n.func, "attr", other))
+        return [(new, f"a {other} is taken where a {node.func.attr} is needed")]
+
+
+def finite_mask(node):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
+            isinstance(node.operand, ast.Attribute) and node.operand.attr == "inf":
+        return [(_num(-1000.0), "masked entries get a finite score instead of -inf"),
+                (ast.Constant(0.0), "masked entries get 0 instead of -inf: nothing is masked")]
+    if _is_call(node, "triu", "tril") and isinstance(node.func, ast.Attribute):
+        other = "tril" if node.func.attr == "triu" else "triu"
+        new = _edited(node, lambda n: setattr(n.func, "attr", other))
+        return [(new, "the mask covers the wrong triangle: it hides the past instead of the future "
+                      "(or the reverse)")]
+
+
+def transpose_product(node):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return [(_swapaxes(node), "the product comes out transposed (its factors swapped and each "
+                                  "transposed, as K Q^T for Q K^T)")]
+
+
+def _swapaxes(node):
+    return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "swapaxes", ast.Load()),
+                    [node, _num(-1), _num(-2)], [])
+
+
+def _transposed(node) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "T" or _is_call(node, "transpose", "swapaxes")
+
+
+def transpose_operand(node):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        idea = "an operand of a matrix product is transposed where it should not be"
+        return [(ast.BinOp(_swapaxes(node.left), ast.MatMult(), node.right), idea)] * (not _transposed(node.left)) + \
+            [(ast.BinOp(node.left, ast.MatMult(), _swapaxes(node.right)), idea)] * (not _transposed(node.right))
+
+
+def drop_factor(node):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.MatMult)):
+        what = "a matrix product is left out (one of its factors is missing)" if isinstance(node.op, ast.MatMult) \
+            else "a factor of a product is left out"
+        return [(node.left, what), (node.right, what)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
+        return [(node.left, "a division is left out")]
+
+
+def div_for_mult(node):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mult)):
+        if isinstance(node.op, ast.Div):
+            return [(ast.BinOp(node.left, ast.Mult(), node.right), "it multiplies where it should divide"),
+                    (ast.BinOp(node.left, ast.FloorDiv(), node.right),
+                     "an integer division (//) truncates where a true division is needed")]
+        return [(ast.BinOp(node.left, ast.Div(), node.right), "it divides where it should multiply")]
+
+
+def swap_returned(node):
+    if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) > 1:
+        out = []
+        for i in range(len(node.value.elts) - 1):
+            new = copy.deepcopy(node)
+            items = new.value.elts
+            items[i], items[i + 1] = items[i + 1], items[i]
+            out.append((new, "the results are returned in the wrong order"))
+        return out
+
+
+def reshape_sizes(node):
+    """Two neighbouring sizes of a reshape exchanged: an axis split as (d_k, A) for (A, d_k)."""
+    if not _is_call(node, "reshape") or not isinstance(node.func, ast.Attribute):
+        return None
+    out = []
+    for i in range(len(_sizes(node)) - 1):
+        new = copy.deepcopy(node)
+        sizes = _sizes(new)
+        sizes[i], sizes[i + 1] = sizes[i + 1], sizes[i]
+        out.append((new, "a reshape splits an axis with its sizes in the wrong order, so the entries are "
+                         "interleaved instead of kept in blocks"))
+    return out
+
+
+def _sizes(call) -> list:
+    return call.args[0].elts if len(call.args) == 1 and isinstance(call.args[0], ast.Tuple) else call.args
+
+
+def ignore_condition(node):
+    if isinstance(node, (ast.If, ast.IfExp)) and not isinstance(node.test, ast.Constant):
+        test = ast.unparse(node.test)
+        if len(test) > 30:
+            test = "of a branch"
+        else:
+            test = f"`{test}`"
+        return [(_edited(node, lambda n: setattr(n, "test", ast.Constant(True))),
+                 f"the condition {test} is ignored: its branch is always taken"),
+                (_edited(node, lambda n: setattr(n, "test", ast.Constant(False))),
+                 f"the condition {test} is ignored: its branch is never taken")]
+
+
+def drop_keyword(node):
+    if isinstance(node, ast.Call) and node.keywords and _name(node) not in ("axis", "keepdims"):
+        out = []
+        for k in node.keywords:
+            if k.arg in ("axis", "keepdims", "k", None):
+                continue
+            new = _edited(node, lambda n, arg=k.arg: setattr(n, "keywords", [x for x in n.keywords if x.arg != arg]))
+            out.append((new, f"the call of `{_name(node)}` leaves out its argument {k.arg}="))
+        return out
+
+
+def sin_for_cos(node):
+    if _is_call(node, "sin", "cos"):
+        other = "cos" if _name(node) == "sin" else "sin"
+        new = copy.deepcopy(node)
+        if isinstance(new.func, ast.Attribute):
+            new.func.attr = other
+        else:
+            new.func.id = other
+        return [(new, "sin and cos are exchanged")]
+
+
+def term_outside(node):
+    """f(a + b) written f(a) + b: eps added outside a square root."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.BinOp) \
+            and isinstance(node.args[0].op, ast.Add):
+        inner = _edited(node, lambda n: setattr(n, "args", [n.args[0].left]))
+        return [(ast.BinOp(inner, ast.Add(), node.args[0].right),
+                 f"a term is added outside `{_name(node)}` instead of inside it")]
+
+
+def unbiased(node):
+    if _is_call(node, "var", "std") and not _keyword(node, "ddof"):
+        new = _edited(node, lambda n: n.keywords.append(ast.keyword("ddof", ast.Constant(1))))
+        return [(new, "the variance divides by n - 1 (ddof=1) instead of by n")]
+
+
+def mirror_mask(node):
+    if _is_call(node, "triu", "tril") and isinstance(node.func, ast.Attribute):
+        k = _keyword(node, "k")
+        shift = _int(k.value) if k is not None else 0
+        new = _edited(node, lambda n: setattr(n.func, "attr", "tril" if node.func.attr == "triu" else "triu"))
+        new.keywords = [x for x in new.keywords if x.arg != "k"] + [ast.keyword("k", _num(-(shift or 0)))]
+        return [(new, "the mask hides the other side of the diagonal: the past instead of the future")]
+
+
+def shift_slice(node):
+    if isinstance(node, ast.Slice) and node.step is None and node.upper is not None:
+        new = copy.deepcopy(node)
+        new.lower = ast.BinOp(new.lower, ast.Add(), ast.Constant(1)) if new.lower is not None else ast.Constant(1)
+        new.upper = ast.BinOp(new.upper, ast.Add(), ast.Constant(1))
+        return [(new, "a slice is shifted by one: it starts and ends one element late (positions counted from 1)")]
+
+
+def drop_call(node):
+    """f(x) written x: a step (an activation, a norm, a function of the notebook) left out."""
+    if isinstance(node, ast.Call) and _name(node) not in _BUILDERS:
+        arrays = [a for a in node.args if not isinstance(a, (ast.Constant, ast.Starred))]
+        if arrays and not (isinstance(node.func, ast.Attribute) and _name(node) in _METHODS_OF_ARRAYS):
+            return [(a, f"the step `{_name(node)}` is left out: its input is used as it is") for a in arrays[:2]]
+
+
+_BUILDERS = {"arange", "zeros", "ones", "full", "empty", "array", "asarray", "reshape", "transpose", "swapaxes",
+             "sqrt", "exp", "log", "sum", "mean", "max", "min", "var", "std", "float", "int", "len", "range",
+             "zeros_like", "ones_like", "empty_like", "full_like", "astype", "copy", "triu", "tril", "where",
+             "shape", "append", "tuple", "list", "dict", "enumerate", "zip", "isinstance", "sin", "cos",
+             "stack", "concatenate", "outer", "einsum", "argmax", "cumsum", "argsort", "sort", "take"}
+_METHODS_OF_ARRAYS = {"get", "items", "keys", "values", "choice", "integers", "random", "standard_normal"}
+
+
+def other_name(names, parameters):
+    """The operator that reads another variable of the function where one is read: a sibling (dk
+    for dq, W_K for W_Q, d_model for d_k, ln2_g for ln1_g) or an argument (x for t3, V for Q)."""
+    def other_name(node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+            return [(ast.Name(n, ast.Load()), f"`{n}` is used where `{node.id}` belongs")
+                    for n in sorted(names) if n != node.id and (n in parameters or _siblings(n, node.id))]
+        if isinstance(node, ast.Attribute) and _is_self(node.value) and node.attr in names:
+            return [(ast.Attribute(node.value, n, ast.Load()), f"`self.{n}` is used where `self.{node.attr}` belongs")
+                    for n in sorted(names) if n != node.attr and _siblings(n, node.attr)]
+    return other_name
+
+
+def _siblings(a: str, b: str) -> bool:
+    """Names of one family: one character apart, one prefix of two or more, or one letter each."""
+    stem = (lambda n: n.rstrip("0123456789"))
+    return (len(a) == len(b) and sum(x != y for x, y in zip(a, b)) == 1 or stem(a) == stem(b)
+            or len(a) > 2 and len(b) > 2 and a[:2] == b[:2] or len(a) == len(b) == 1 and a.isupper() == b.isupper())
+
+
+def _is_self(node) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def parameters(function: ast.FunctionDef) -> set:
+    return {a.arg for a in function.args.args + function.args.kwonlyargs if a.arg != "self"}
+
+
+def local_names(function: ast.FunctionDef) -> set:
+    """The parameters (self excepted), the variables assigned and the attributes of self read in `function`."""
+    names = parameters(function)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        if isinstance(node, ast.Attribute) and _is_self(node.value) and isinstance(node.ctx, ast.Load):
+            names.add(node.attr)
+    return names
+
+
+def default_for_parameter(function: ast.FunctionDef):
+    """The operator that reads a parameter's default where the parameter is read (the argument ignored)."""
+    args = function.args
+    defaults = dict(zip([a.arg for a in args.args][len(args.args) - len(args.defaults):], args.defaults))
+    defaults = {k: v for k, v in defaults.items() if isinstance(v, ast.Constant) and v.value is not None}
+
+    def default_for_parameter(node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defaults:
+            return [(defaults[node.id], f"the argument `{node.id}` is ignored: its default value is used instead")]
+    return default_for_parameter
+
+
+
+OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_transpose, other_axis,
+             drop_keepdims, off_by_one, rescale, flip_sign, drop_term, mean_for_sum, finite_mask,
+             transpose_product, transpose_operand, drop_factor, div_for_mult, swap_returned, reshape_sizes,
+             ignore_condition, drop_keyword, sin_for_cos, term_outside, unbiased, mirror_mask, shift_slice,
+             drop_call]
+
+
+def swap_args(notebook_names):
+    """The operator that swaps the first two arguments of a call to a notebook function."""
+    def swap_args(node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in notebook_names \
+                and len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
+            new = copy.deepcopy(node)
+            new.args[0], new.args[1] = new.args[1], new.args[0]
+            return [(new, f"the first two arguments of `{node.func.id}` are passed in the wrong order")]
+    return swap_args
+
+
+# ------------------------------------------------------------------------------ the variants
+
+def _where(statement) -> str:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return f", where `{statement.targets[0].id}` is computed"
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+        return f", where `{statement.target.id}` is updated"
+    if isinstance(statement, ast.Return):
+        return ", in what is returned"
+    return ""
+
+
+def _statements(function) -> dict:
+    """{id(node): the innermost statement holding it} for every expression node of `function`."""
+    owner = {}
+
+    def visit(node, statement):
+        for child in ast.iter_child_nodes(node):
+            here = child if isinstance(child, ast.stmt) else statement
+            owner[id(child)] = here
+            visit(child, here)
+    visit(function, function)
+    return owner
+
+
+def _spliced(source: bytes, lines: list, edits: list) -> str:
+    """`source` with each (node, replacement) edit's text put where the node's is."""
+    for node, replacement in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
+        start = lines[node.lineno - 1] + node.col_offset
+        end = lines[node.end_lineno - 1] + node.end_col_offset
+        text = ast.unparse(replacement)
+        if isinstance(node, ast.stmt):
+            text = text.replace("\n", "\n" + " " * node.col_offset)
+        elif not isinstance(node, ast.Slice):
+            text = f"({text})"
+        source = source[:start] + text.encode() + source[end:]
+    return source.decode()
+
+
+def variants(source: str, operators) -> list:
+    """One Variant per place of the function defined by `source` that an operator rewrites and per
+    rewrite there, and one per idea that an operator names for several places at once (all of
+    them rewritten)."""
+    function = ast.parse(source).body[0]
+    owner = _statements(function)
+    single, together = [], {}
+    for node in ast.walk(function):
+        for operator in operators:
+            for replacement, idea, *everywhere in operator(node) or []:
+                single.append((operator.__name__, idea, _where(owner.get(id(node))), [(node, replacement)]))
+                if everywhere:
+                    together.setdefault((operator.__name__, everywhere[0]), []).append((node, replacement))
+    single += [(operator, idea, "", edits) for (operator, idea), edits in together.items() if len(edits) > 1]
+    encoded = source.encode()
+    lines = [0]
+    for line in encoded.splitlines(keepends=True):
+        lines.append(lines[-1] + len(line))
+    out, seen = [], {source}
+    for operator, idea, where, edits in single:
+        text = _spliced(encoded, lines, edits)
+        if text not in seen:
+            seen.add(text)
+            out.append(Variant(operator, idea, where, text))
+    return out
+
+
+def function_source(function) -> str:
+    return textwrap.dedent(inspect.getsource(function))
+
+
+def compiled(source: str, namespace: dict):
+    """The function `source` defines, its global names looked up in a copy of `namespace`."""
+    scope = dict(namespace)
+    exec(compile(source, "<derived>", "exec"), scope)
+    return scope[ast.parse(source).body[0].name]
+
+
+def _callees(function, module: dict) -> list:
+    """The functions of the reference module that `function` (or a function nested in it) calls by name."""
+    names, stack = set(), [function.__code__]
+    while stack:
+        code = stack.pop()
+        names |= set(code.co_names)
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return [module[n] for n in sorted(names) if isinstance(module.get(n), types.FunctionType)
+            and module[n].__module__ == function.__module__ and module[n] is not function]
+
+
+def _with_global(function, name: str, value):
+    scope = dict(function.__globals__)
+    scope[name] = value
+    new = types.FunctionType(function.__code__, scope, function.__name__, function.__defaults__, function.__closure__)
+    new.__kwdefaults__ = function.__kwdefaults__
+    return new
+
+
+def derive(target, notebook_names) -> list:
+    """[(idea, impl)]: the rewrites of `target` (a graded function, or a class's forward) and of the
+    reference functions it calls, each as a function that takes `target`'s place."""
+    module = target.__globals__
+    out = []
+    for function in [target] + _callees(target, module):
+        source = function_source(function)
+        tree = ast.parse(source).body[0]
+        operators = OPERATORS + [swap_args(notebook_names)] + (
+            [other_name(local_names(tree), parameters(tree)), default_for_parameter(tree)] if function is target else [])
+        for v in variants(source, operators):
+            if function is target:
+                out.append((v.idea + v.where, compiled(v.source, module)))
+                continue
+            out.append((f"{v.idea}, in the step that `{function.__name__}` performs",
+                        _with_global(target, function.__name__, compiled(v.source, module))))
+    return out
