@@ -27,8 +27,9 @@ import numpy as np
 from . import verdict
 from .compare import close, kind, mismatch
 from .derived import derive
+from .relations import relations
 from .outcome import CheckResult, PartResult
-from .runners import PartAborted, StudentError
+from .runners import LocalRunner, PartAborted, StudentError
 from .verdict import CheckFailed, Raised
 from .worker.invoke import Call, execute, inputs
 from .worker.protocol import encode
@@ -115,6 +116,7 @@ class Suite:
         self.output_names = output_names        # name -> labels of the items of a tuple result
         self._cache: dict = {}
         self._derived: dict = {}
+        self._probes: dict = {}     # part -> the calls its checks make under another salt
 
     def check(self, part: str, title: str, points: float, tol: Tolerance | None = FLOAT64,
               needs: str = ""):
@@ -183,9 +185,23 @@ class Suite:
             target = target.forward if self.kinds[part] == "class" else target
             module = target.__globals__
             names = {n for n, v in module.items() if getattr(v, "__module__", None) == target.__module__}
-            self._derived[part] = [Mistake(part, f"derived-{i}", idea, impl)
-                                   for i, (idea, impl) in enumerate(derive(target, names))]
+            self._derived[part] = [Mistake(part, f"derived-{i}", idea, impl, nonfinite=nonfinite)
+                                   for i, (idea, impl, nonfinite) in enumerate(derive(target, names))]
         return self._derived[part]
+
+    def one_program(self, mistakes: list) -> bool:
+        """The mistakes (at most MAX_ALIKE ideas) return the same values on the hidden calls of
+        another salt too: in effect they are one program, described in several ways. (Raising
+        alike is no evidence: a shape error is every broadcasting mistake's.)"""
+        if len({m.message for m in mistakes}) > MAX_ALIKE:
+            return False
+        if mistakes[0].part not in self._probes:
+            recorder = _Recorder(self.reference)
+            run_part(self, mistakes[0].part, recorder, b"derived-probe")
+            self._probes[mistakes[0].part] = recorder.calls
+        outcomes = [[_outcome(self.namespace_with(m), call) for call in self._probes[m.part]] for m in mistakes]
+        return not any(isinstance(o, Raised) for row in outcomes for o in row) and all(
+            verdict.same_outcome(a, b, FLOAT32.rtol, FLOAT32.atol) for other in outcomes[1:] for a, b in zip(outcomes[0], other))
 
     def namespace_with(self, mistake: Mistake) -> dict:
         """The reference namespace with one part replaced by a catalogued mistake."""
@@ -202,6 +218,31 @@ class Suite:
             total = sum(c.points for c in part.checks)
             if abs(total - part.points) > 1e-9:
                 raise ValueError(f"{self.lab}/{part.name}: checks give {total} points, part has {part.points}")
+
+
+MAX_ALIKE = 3
+ALIKE = "; or, which gives the same results, "
+
+
+class _Recorder(LocalRunner):
+    """The reference run as a submission, keeping every call the checks make."""
+
+    def __init__(self, reference: dict):
+        super().__init__(dict(reference), reference)
+        self.calls: list = []
+
+    def run(self, call, inputs: bool = False):
+        self.calls.append(call)
+        return super().run(call, inputs)
+
+
+def _outcome(namespace: dict, call: Call):
+    """The result of `call`, or the Raised of its exception."""
+    try:
+        with np.errstate(all="ignore"):
+            return execute(call, namespace)[0]
+    except Exception as exc:
+        return Raised(f"raised {type(exc).__name__}: {exc}")
 
 
 def halfway_float32(x: np.ndarray) -> np.ndarray:
@@ -494,7 +535,10 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
     """Name a mistake under every failed check it explains (see `explains`), unless another that
     says something else explains it too: the inputs cannot tell them apart, and naming one would
     be wrong for half the students who made the other. The catalogue is asked first; the mistakes
-    derived from the reference only where no catalogued one fits."""
+    derived from the reference only where no catalogued one fits. Derived rewrites that say
+    different things of one program (a step left out, or its input read in place of its output)
+    are named together (at most MAX_ALIKE of them). Where none is named, a relation every wrong
+    result bears to the right one (transposed, rearranged, scaled, shifted) is said instead."""
     failed = [(t, r) for t, r in trials if r.status == "failed" and not r.diagnosis and t.observed]
     if not failed:
         return
@@ -504,12 +548,27 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
             result.diagnosis, result.fix = NO_RETURN.message, NO_RETURN.fix
             continue
         for mistakes in ([m for m in part.mistakes if m.impl], suite.derived(part.name)):
-            fits = [(m.message, m.fix) for m in mistakes if explains(suite, m, trial, trials, outputs)]
+            fits = [m for m in mistakes if explains(suite, m, trial, trials, outputs)]
             if fits:
                 break
-        named = verdict.only_fit(fits)
+        named = verdict.only_fit([(m.message, m.fix) for m in fits])
+        if not named and fits and mistakes is not part.mistakes and suite.one_program(fits):
+            named = (ALIKE.join(dict.fromkeys(m.message for m in fits)), "")
+        if not named and (shared := relations(_against_reference(trial))):
+            named = (shared, "")
         if named:
             result.diagnosis, result.fix = named
+
+
+def _against_reference(trial: "Trial") -> list:
+    """(the student's result, the reference's) for each call of the trial that returned a value."""
+    pairs = []
+    for call, got in trial.observed:
+        try:
+            pairs.append((got, trial.reference(call)))
+        except Exception:  # a call the reference cannot make alone (it is part of a property)
+            continue
+    return [(g, e) for g, e in pairs if not isinstance(g, Raised)]
 
 
 def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, outputs: dict) -> bool:

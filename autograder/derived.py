@@ -122,9 +122,22 @@ def reshape_in_place_of_transpose(node):
 
 def other_axis(node):
     k = _keyword(node, "axis")
-    if k is None or _int(k.value) is None:
+    if k is None:
         return None
     out = []
+    if isinstance(k.value, ast.Tuple) and all(_int(a) is not None for a in k.value.elts):
+        axes = [_int(a) for a in k.value.elts]
+        for i in range(len(axes)):
+            for axis in (0, 1, 2, -1):
+                if axis not in axes:
+                    order = axes[:i] + [axis] + axes[i + 1:]
+                    new = _edited(node, lambda n, order=order: setattr(
+                        _keyword(n, "axis"), "value", ast.Tuple([_num(a) for a in order], ast.Load())))
+                    out.append((new, f"`{_name(node)}` runs over the wrong axes {tuple(order)}"))
+        return out + [(_edited(node, lambda n: setattr(_keyword(n, "axis"), "value", _num(axes[0]))),
+                       f"`{_name(node)}` runs over axis {axes[0]} only, not over all of {tuple(axes)}")]
+    if _int(k.value) is None:
+        return None
     for axis in (-1, 0, 1, -2):
         if axis != _int(k.value):
             new = _edited(node, lambda n, axis=axis: setattr(_keyword(n, "axis"), "value", _num(axis)))
@@ -156,6 +169,13 @@ def off_by_one(node):
             out.append((new, f"a range (np.arange) is one too long or starts one late: its {end} is off by one"))
         out.append((ast.BinOp(node, ast.Add(), ast.Constant(1)),
                     "positions or indices are counted from 1 instead of from 0"))
+        out.append((ast.BinOp(node, ast.Sub(), ast.Constant(1)),
+                    "a count that starts at 1 starts at 0 (positions or indices shifted down by one)"))
+    if _is_call(node, "integers", "range") and node.args:
+        for delta in (-1, 1):
+            new = _edited(node, lambda n, delta=delta: n.args.__setitem__(
+                -1, ast.BinOp(n.args[-1], ast.Add(), _num(delta))))
+            out.append((new, f"the exclusive end of `{_name(node)}` is one {'short' if delta < 0 else 'too far'}"))
     if isinstance(node, ast.Slice):
         for bound in ("lower", "upper"):
             if getattr(node, bound) is not None:
@@ -183,8 +203,19 @@ def flip_sign(node):
 
 def drop_term(node):
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        return [(node.left, "a term of a sum or difference is left out")] + (
-            [(node.right, "a term of a sum is left out")] if isinstance(node.op, ast.Add) else [])
+        return [(node.left, f"{_term(node.right)} is left out of a sum or difference")] + (
+            [(node.right, f"{_term(node.left)} is left out of a sum")] if isinstance(node.op, ast.Add) else [])
+
+
+def _term(node) -> str:
+    """A term by its name where it has one (`mask`, `self.b2`, `causal_mask(...)`), else 'a term'."""
+    if isinstance(node, ast.UnaryOp):
+        return _term(node.operand)
+    if isinstance(node, ast.Name) or isinstance(node, ast.Attribute) and _is_self(node.value):
+        return f"the term `{ast.unparse(node)}`"
+    if isinstance(node, ast.Call) and _name(node) not in _BUILDERS:
+        return f"the term `{_name(node)}(...)`"
+    return "a term"
 
 
 def mean_for_sum(node):
@@ -277,15 +308,12 @@ def _sizes(call) -> list:
 
 def ignore_condition(node):
     if isinstance(node, (ast.If, ast.IfExp)) and not isinstance(node.test, ast.Constant):
-        test = ast.unparse(node.test)
-        if len(test) > 30:
-            test = "of a branch"
-        else:
-            test = f"`{test}`"
+        names = sorted({n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)})
+        test = f"the test of {' and '.join(f'`{n}`' for n in names)}" if names else "a test"
         return [(_edited(node, lambda n: setattr(n, "test", ast.Constant(True))),
-                 f"the condition {test} is ignored: its branch is always taken"),
+                 f"{test} is ignored: its branch is always taken"),
                 (_edited(node, lambda n: setattr(n, "test", ast.Constant(False))),
-                 f"the condition {test} is ignored: its branch is never taken")]
+                 f"{test} is ignored: its branch is never taken")]
 
 
 def drop_keyword(node):
@@ -299,15 +327,24 @@ def drop_keyword(node):
         return out
 
 
-def sin_for_cos(node):
-    if _is_call(node, "sin", "cos"):
-        other = "cos" if _name(node) == "sin" else "sin"
+_SIBLING_FUNCTIONS = {"sin": "cos", "cos": "sin", "log2": "log", "log": "log2", "max": "min", "min": "max",
+                      "argmax": "argmin", "argmin": "argmax", "maximum": "minimum", "minimum": "maximum"}
+
+
+def sibling_function(node):
+    """A function for its sibling: cos for sin, the natural log for log2, min for max."""
+    name = _name(node)
+    if isinstance(node, ast.Call) and name in _SIBLING_FUNCTIONS:
         new = copy.deepcopy(node)
-        if isinstance(new.func, ast.Attribute):
-            new.func.attr = other
-        else:
-            new.func.id = other
-        return [(new, "sin and cos are exchanged")]
+        setattr(new.func, "attr" if isinstance(new.func, ast.Attribute) else "id", _SIBLING_FUNCTIONS[name])
+        return [(new, f"`{_SIBLING_FUNCTIONS[name]}` is used where `{name}` belongs")]
+
+
+def drop_guard(node):
+    """np.where(c, a, b) written a (or b): the guard against 0 log 0, a mask or a padding left out."""
+    if _is_call(node, "where") and len(node.args) == 3:
+        return [(node.args[1], "the case np.where guards against is not handled: one branch is used everywhere"),
+                (node.args[2], "the case np.where guards against is not handled: one branch is used everywhere")]
 
 
 def term_outside(node):
@@ -410,11 +447,91 @@ def default_for_parameter(function: ast.FunctionDef):
 
 
 
+def shape_read(node):
+    """X.shape[i] read off by one, or from another axis: a position or a count taken wrongly."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+            and _int(node.slice) is not None:
+        axis = _int(node.slice)
+        out = [(ast.BinOp(node, ast.Add(), _num(delta)),
+                f"a size or position read from a shape is one {'too large' if delta > 0 else 'too small'}")
+               for delta in (1, -1)]
+        for other in (0, 1, 2, -1, -2):
+            if other != axis:
+                new = _edited(node, lambda n, other=other: setattr(n, "slice", _num(other)))
+                out.append((new, f"a size is read from the wrong axis of a shape (axis {other})"))
+        return out
+
+
+def drop_step(node):
+    """arange(0, n, 2) or x[0::2] without its step: every index instead of every second."""
+    if _is_call(node, "arange") and len(node.args) == 3:
+        new = _edited(node, lambda n: n.args.pop())
+        return [(new, "the step of a range is left out: it counts every index, not every step-th")]
+    if isinstance(node, ast.Slice) and node.step is not None:
+        new = _edited(node, lambda n: setattr(n, "step", None))
+        return [(new, "the step of a slice is left out: it takes every entry, not every step-th")]
+
+
+def halves_for_interleaved(node):
+    """x[..., 0::2] and x[..., 1::2] written x[..., :d/2] and x[..., d/2:]: the pairs (m, m + d/2) of
+    the rotate-half layout where the pairs are neighbours (2m, 2m + 1), or the reverse."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    last = node.slice.elts[-1] if isinstance(node.slice, ast.Tuple) else node.slice
+    if not (isinstance(last, ast.Slice) and _int(last.step) == 2 and last.upper is None
+            and _int(last.lower or ast.Constant(0)) in (0, 1)):
+        return None
+    half = ast.BinOp(ast.Subscript(ast.Attribute(copy.deepcopy(node.value), "shape", ast.Load()), _num(-1), ast.Load()),
+                     ast.FloorDiv(), ast.Constant(2))
+    contiguous = ast.Slice(None, half, None) if _int(last.lower or ast.Constant(0)) == 0 else ast.Slice(half, None, None)
+    new = copy.deepcopy(node)
+    if isinstance(new.slice, ast.Tuple):
+        new.slice.elts[-1] = contiguous
+    else:
+        new.slice = contiguous
+    idea = "the pairs are the two halves (m, m + d/2) instead of neighbouring entries (2m, 2m + 1)"
+    return [(new, idea, idea)]
+
+
+def index_for_element(node):
+    """a[i] written i: the index used where the element it points to belongs."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load) \
+            and isinstance(node.slice, (ast.Name, ast.Subscript)):
+        return [(node.slice, f"an index is used where the entry of `{node.value.id}` it points to belongs")]
+
+
+def boundary(node):
+    """> for >= (and the reverse): the boundary value on the wrong side of a comparison."""
+    swaps = {ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Lt: ast.LtE, ast.LtE: ast.Lt}
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in swaps:
+        new = _edited(node, lambda n: n.ops.__setitem__(0, swaps[type(n.ops[0])]()))
+        return [(new, "a comparison is strict where it should not be, or the reverse: the boundary value "
+                      "falls on the wrong side")]
+
+
+def drop_update(node):
+    """An augmented assignment (+=, -=) left out: a contribution never added."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, (ast.Name, ast.Subscript)):
+        what = node.target.id if isinstance(node.target, ast.Name) else ast.unparse(node.target.value)
+        return [(ast.Pass(), f"a contribution to `{what}` (an update with {type(node.op).__name__.lower()}=) is left out")]
+
+
+def term_inside(node):
+    """f(a) + b written f(a + b): eps added inside a square root."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Call) \
+            and len(node.left.args) == 1 and _name(node.left) in ("sqrt", "log", "exp"):
+        inner = _edited(node.left, lambda n: setattr(n, "args", [ast.BinOp(n.args[0], ast.Add(), node.right)]))
+        return [(inner, f"a term is added inside `{_name(node.left)}` instead of outside it")]
+
+
+
+NONFINITE = {"drop_guard"}      # operators whose rewrites leave out a guard against NaN or inf
 OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_transpose, other_axis,
              drop_keepdims, off_by_one, rescale, flip_sign, drop_term, mean_for_sum, finite_mask,
              transpose_product, transpose_operand, drop_factor, div_for_mult, swap_returned, reshape_sizes,
-             ignore_condition, drop_keyword, sin_for_cos, term_outside, unbiased, mirror_mask, shift_slice,
-             drop_call]
+             ignore_condition, drop_keyword, sibling_function, drop_guard, term_outside, term_inside, unbiased,
+             mirror_mask, shift_slice, drop_call, shape_read, drop_step, halves_for_interleaved, index_for_element,
+             boundary, drop_update]
 
 
 def swap_args(notebook_names):
@@ -525,8 +642,10 @@ def _with_global(function, name: str, value):
 
 
 def derive(target, notebook_names) -> list:
-    """[(idea, impl)]: the rewrites of `target` (a graded function, or a class's forward) and of the
-    reference functions it calls, each as a function that takes `target`'s place."""
+    """[(idea, impl, nonfinite)]: the rewrites of `target` (a graded function, or a class's forward) and of the
+    reference functions it calls, each as a function that takes `target`'s place; per function,
+    in the order of the operators (a step left out before a variable read in its place).
+    `nonfinite`: the rewrite's idea is about values that overflow or are undefined (Mistake.nonfinite)."""
     module = target.__globals__
     out = []
     for function in [target] + _callees(target, module):
@@ -534,10 +653,12 @@ def derive(target, notebook_names) -> list:
         tree = ast.parse(source).body[0]
         operators = OPERATORS + [swap_args(notebook_names)] + (
             [other_name(local_names(tree), parameters(tree)), default_for_parameter(tree)] if function is target else [])
-        for v in variants(source, operators):
+        order = [operator.__name__ for operator in operators]
+        for v in sorted(variants(source, operators), key=lambda v: order.index(v.operator)):
+            nonfinite = v.operator in NONFINITE
             if function is target:
-                out.append((v.idea + v.where, compiled(v.source, module)))
+                out.append((v.idea + v.where, compiled(v.source, module), nonfinite))
                 continue
             out.append((f"{v.idea}, in the step that `{function.__name__}` performs",
-                        _with_global(target, function.__name__, compiled(v.source, module))))
+                        _with_global(target, function.__name__, compiled(v.source, module)), nonfinite))
     return out

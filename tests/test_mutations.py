@@ -3,12 +3,14 @@ against the banks they were written with: every derived mistake that changes a r
 points, the hidden inputs tell apart any two that differ elsewhere, and a named cause is one
 that reproduces the derived mistake on other hidden inputs too (never a wrong name)."""
 import ast
+import inspect
 
 import answers
 import mutations
+import numpy as np
 import pytest
 
-from autograder import derived, labs
+from autograder import derived, labs, relations
 
 LABS = ["lab05_transformers", "lab06_training", "lab07_rope_generation"]
 PARTS = [(lab, part) for lab in LABS for part in labs.load(lab).suite.parts]
@@ -56,8 +58,8 @@ ANSWER = """def scaled_dot_product_attention(Q, K, V):
 CATALOGUE = {m.message for m in labs.load("lab05_transformers").suite.parts["scaled_dot_product_attention"].mistakes}
 
 
-def _causes(code: str) -> set:
-    result = answers.grade("lab05_transformers", answers.Answer("scaled_dot_product_attention", "x", code, False, ""))
+def _causes(code: str, part: str = "scaled_dot_product_attention") -> set:
+    result = answers.grade("lab05_transformers", answers.Answer(part, "x", code, False, ""))
     return {c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis}
 
 
@@ -87,3 +89,31 @@ def test_derived_mistakes_are_caught_told_apart_and_never_misnamed(lab, part):
     escapes = [f.candidate.operator for f in findings if f.differs and not f.lost]
     wrong = [(f.candidate.operator, f.candidate.site, f.wrong_names) for f in findings if f.wrong_names]
     assert (escapes, wrong, confusions) == ([], [], [])
+
+
+def test_rewrites_that_are_one_program_are_named_together(monkeypatch):
+    """Leaving out the final layer norm is also reading its input where its output belongs: the
+    two rewrites return the same values on every input, so both are said, not neither (with the
+    catalogue, whose words come first, set aside)."""
+    code = inspect.getsource(labs.load("lab05_transformers").suite.reference["MiniTransformerLM"]).replace(
+        "h = layer_norm(x, self.final_ln_gamma, self.final_ln_beta)", "h = x")
+    part = labs.load("lab05_transformers").suite.parts["MiniTransformerLM"]
+    assert {c.split(":")[0] for c in _causes(code, "MiniTransformerLM")} == {"the final layer norm is missing"}
+    monkeypatch.setattr(part, "mistakes", [m for m in part.mistakes if not m.impl])
+    assert _causes(code, "MiniTransformerLM") == {
+        "the step `layer_norm` is left out: its input is used as it is, where `h` is computed"
+        "; or, which gives the same results, `x` is used where `h` belongs, in what is returned"}
+
+
+def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fits():
+    """Read from the values alone, whatever code made them: transposed, rearranged, scaled, shifted."""
+    rng = np.random.default_rng(0)
+    e = rng.standard_normal((4, 6))
+    assert relations.relation(e.T, e) == relations.TRANSPOSED
+    assert relations.relation(e.reshape(6, 4).T.reshape(4, 6), e) == relations.REARRANGED
+    assert relations.relation(-e, e) == relations.NEGATED
+    assert relations.relations([(e / 8 ** 0.5, e), (2 * e, e)]) == relations.SCALED.format(factors="0.3536, 2")
+    shifted = np.vstack([e[1:], rng.standard_normal((1, 6))])
+    assert relations.relation(shifted, e) == relations.SHIFTED.format(axis=-2)
+    assert relations.relation(e + rng.standard_normal(e.shape), e) is None
+    assert relations.relations([(e.T, e), (-e, e)]) is None         # no one relation: nothing said

@@ -1,0 +1,84 @@
+"""What a wrong result is of the right one, read from the values alone: transposed, the right
+numbers in other places, scaled by a constant, negated, or shifted by one position. Such a
+relation holds whatever code produced it, so it is said where no mistake (catalogued or derived)
+reproduces the student's results: it is true of their results by construction, and it points at
+the kind of mistake to look for.
+"""
+import numpy as np
+
+TRANSPOSED = ("the result is the expected one transposed (its last two axes exchanged): the operands "
+              "of a product, or the axes of a transpose, are the other way round")
+REARRANGED = ("the result holds the right numbers in the wrong places: an axis order, a reshape or a "
+              "transpose (the layout of heads, positions or features) differs from the expected one")
+NEGATED = "every entry has the wrong sign: a sign is flipped (a subtraction the other way round)"
+SHIFTED = ("the result is the expected one shifted by one along axis {axis}: an off-by-one in positions "
+           "or indices (counting from 1, or a slice one too far)")
+SCALED = ("every entry is the expected one times the same factor ({factors}): a scale is missing, "
+          "doubled or inverted")
+
+
+def relation(got, expected) -> str | None:
+    """The message of the one relation `got` (the student's result) bears to `expected` (the
+    reference's), or None. Tuples: the relation of the items that differ, if they share one."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            return None
+        found = {relation(g, e) for g, e in zip(got, expected) if not _equal(g, e)}
+        return found.pop() if len(found) == 1 else None
+    try:
+        g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if g.shape != e.shape and g.shape != e.shape[:-2] + e.shape[:-3:-1] or e.size < 4 \
+            or not (np.isfinite(g).all() and np.isfinite(e).all()) or _equal(g, e):
+        return None
+    if e.ndim >= 2 and g.shape == e.shape[:-2] + e.shape[:-3:-1] and _equal(g, np.swapaxes(e, -1, -2)):
+        return TRANSPOSED
+    if g.shape != e.shape:
+        return None
+    if _equal(g, -e):
+        return NEGATED
+    factor = _factor(g, e)
+    if factor is not None:
+        return SCALED.format(factors=f"{factor:.4g}")
+    for axis in range(e.ndim):
+        if e.shape[axis] > 2 and (_shifted(g, e, axis) or _shifted(e, g, axis)):
+            return SHIFTED.format(axis=axis - e.ndim)
+    if np.allclose(np.sort(g, axis=None), np.sort(e, axis=None), rtol=1e-8, atol=1e-10):
+        return REARRANGED
+    return None
+
+
+def relations(pairs: list) -> str | None:
+    """The relation every (got, expected) pair that differs shares, or None. A factor may differ
+    from call to call (it depends on the sizes): the message lists them."""
+    found = [relation(g, e) for g, e in pairs if not _equal(g, e)]
+    if not found or None in found:
+        return None
+    if all(f.startswith(SCALED[:40]) for f in found):
+        factors = ", ".join(dict.fromkeys(f[f.index("(") + 1:f.index(")")] for f in found))
+        return SCALED.format(factors=factors)
+    return found[0] if len(set(found)) == 1 else None
+
+
+def _equal(a, b) -> bool:
+    try:
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-8, atol=1e-10, equal_nan=True))
+
+
+def _factor(g, e):
+    """The constant c (not 1, not 0) with g = c e, where e is not all zeros."""
+    big = np.abs(e) > 1e-8 * np.abs(e).max()
+    if not big.any():
+        return None
+    c = float(np.median(g[big] / e[big]))
+    return c if abs(c - 1) > 1e-6 and c != 0 and _equal(g, c * e) else None
+
+
+def _shifted(a, b, axis: int) -> bool:
+    """a[..., 1:, ...] equals b[..., :-1, ...] along `axis` (b shifted forward by one)."""
+    n = a.shape[axis]
+    return _equal(np.take(a, range(1, n), axis=axis), np.take(b, range(0, n - 1), axis=axis))
