@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
-from autograder import derived, labs  # noqa: E402
+from autograder import derived, labs, operators  # noqa: E402
 from autograder.checks import FLOAT32, FLOAT64, rounding_alike, run_part  # noqa: E402
 from autograder.compare import close  # noqa: E402
 from autograder.runners import LocalRunner  # noqa: E402
@@ -43,11 +43,11 @@ class Candidate:
 
 
 # ------------------------------------------------------------------------------ the operators
-# The operators live in autograder.derived (the grader names what they derive); the survey uses
+# The operators live in autograder.operators (the grader names what they derive); the survey uses
 # the classic ones, plus an in-place write and float32 arithmetic, which only a check recognises.
-SURVEYED = [derived.swap_matmul, derived.drop_transpose, derived.other_axis, derived.drop_keepdims,
-            derived.off_by_one, derived.rescale, derived.flip_sign, derived.drop_term, derived.mean_for_sum,
-            derived.finite_mask]
+SURVEYED = [operators.swap_matmul, operators.drop_transpose, operators.other_axis, operators.drop_keepdims,
+            operators.off_by_one, operators.rescale, operators.flip_sign, operators.drop_term, operators.mean_for_sum,
+            operators.finite_mask]
 
 
 def _each_site(tree, selected, rewrite) -> list:
@@ -115,7 +115,7 @@ def candidates(assignment: str, parts=None) -> list:
         variants = [("float32", _in_float32(function))]
         source = derived.function_source(getattr(suite.reference[part], "forward", suite.reference[part]))
         variants += [(v.operator, ast.parse(v.source).body[0])
-                     for v in derived.variants(source, SURVEYED + [derived.swap_args(notebook)])]
+                     for v in derived.variants(source, SURVEYED + [operators.swap_args(notebook)])]
         variants += [("in_place", v) for v in _in_place(function)]
         for site, (operator, variant) in enumerate(variants):
             ast.fix_missing_locations(variant)
