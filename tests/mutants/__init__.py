@@ -5,12 +5,16 @@ found by tests/test_mutants.py without a list. The folder's `__init__` may set `
 `MIN_CORRECT` and `MIN_PER_PART` (wrong mutants at least, per part); each other module exports
 `WRONG` and `CORRECT`: lists of `Mutant`s whose `code` is a whole answer cell, as a student
 would submit it. A wrong mutant's `diagnosis` is the key of the catalogued mistake (the lab's
-mistakes.py) it should be diagnosed as, or None when the mistake cannot be recognised from
-outputs (in-place updates, crashes, a missing return, random numbers); the check's own message
-then has to explain it.
+mistakes.py) it should be diagnosed as, DERIVED followed by the opening words of the message of
+a mistake the grader derives from the reference (autograder/derived.py), or None when the mistake
+cannot be recognised from outputs (in-place updates, crashes, a missing return, random numbers);
+the check's own message then has to explain it.
 """
 import textwrap
 from dataclasses import dataclass
+
+
+DERIVED = "derived: "
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """get_batch: wrong and correct answers."""
-from . import correct, wrong
+from . import DERIVED, correct, wrong
 
 PART = "get_batch"
 
@@ -89,7 +89,7 @@ WRONG = [
                 y[b] = stream[starts[i] + 1:starts[i] + block_size + 1]
             return x, y
     '''),
-    wrong(PART, "windows_one_token_early", None, '''
+    wrong(PART, "windows_one_token_early", DERIVED + "a count that starts at 1 starts at 0", '''
         def get_batch(stream, starts, batch_size, block_size, rng):
             s = rng.choice(starts, size=batch_size) - 1          # reproducible, but not at the starts
             w = stream[s[:, None] + np.arange(block_size + 1)]
