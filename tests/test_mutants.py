@@ -15,13 +15,14 @@ import pkgutil
 from dataclasses import dataclass
 
 import answers
+import mutations
 import numpy as np
 import pytest
 
-from autograder import labs, notebooks
-from autograder.checks import FLOAT32, GENERIC, CheckFailed, NotCredited, Trial, run_part
+from autograder import labs, notebooks, relations
+from autograder.checks import ALIKE, FLOAT32, GENERIC, CheckFailed, NotCredited, Trial, run_part
 from autograder.runners import LocalRunner
-from mutants import DERIVED
+from mutants import DERIVED, MAYBE_DERIVED
 from conftest import ROOT
 
 
@@ -94,7 +95,7 @@ BY_LAB = {bank.assignment: bank for bank in BANKS}
 SALTS = [b"", pytest.param(b"student-a7f3", marks=pytest.mark.full), pytest.param(b"student-19c2", marks=pytest.mark.full)]
 SALT_VALUES = [b"", b"student-a7f3", b"student-19c2"]
 WRONG = [(bank, m) for bank in BANKS for m in bank.wrong]
-NAMED = [(bank, m) for bank, m in WRONG if m.diagnosis]
+NAMED = [(bank, m) for bank, m in WRONG if m.diagnosis and not m.diagnosis.startswith(MAYBE_DERIVED)]
 CORRECT = [(bank, m) for bank in BANKS for m in bank.correct]
 MIN_DIAGNOSED = 0.9     # of the wrong mutants, and correctly of those diagnosed
 MISTAKES = [(bank, m) for bank in BANKS for p in bank.suite.parts.values() for m in p.mistakes if m.impl]
@@ -120,25 +121,40 @@ def diagnoses(result) -> list:
     return [c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis]
 
 
-def expected_diagnosis(bank: Bank, mutant) -> str | None:
-    """The message the mutant should be named by: its catalogued mistake's, or for a mistake the
-    grader derives from the reference (DERIVED + the opening words), the derived message shown."""
-    if mutant.diagnosis and mutant.diagnosis.startswith(DERIVED):
-        opening = mutant.diagnosis[len(DERIVED):]
-        return next((d for d in diagnoses(graded(bank, mutant)[mutant.part]) if d.startswith(opening)), opening)
-    return bank.messages.get((mutant.part, mutant.diagnosis))
+def declared(bank: Bank, mutant, message: str) -> bool:
+    """`message` names the mutant's declared mistake: its catalogued mistake's, or one the grader
+    derives from the reference (DERIVED or MAYBE_DERIVED, then the message's opening words)."""
+    if mutant.diagnosis and mutant.diagnosis.startswith((DERIVED, MAYBE_DERIVED)):
+        return message.startswith(mutant.diagnosis.split(": ", 1)[1])
+    return message == bank.messages.get((mutant.part, mutant.diagnosis))
 
 
 def diagnosed(bank: Bank, mutant, salt: bytes = b"") -> bool:
     """Its declared mistake is named, and nothing else."""
-    expected = expected_diagnosis(bank, mutant)
     shown = set(diagnoses(graded(bank, mutant, salt)[mutant.part]))
-    return expected is not None and shown == {expected}
+    return len(shown) == 1 and declared(bank, mutant, shown.pop())
 
 
 def misdiagnosed(bank: Bank, mutant, salt: bytes = b"") -> set:
-    """The diagnoses shown that are not the mutant's declared mistake."""
-    return set(diagnoses(graded(bank, mutant, salt)[mutant.part])) - {expected_diagnosis(bank, mutant)}
+    """The diagnoses shown that are not the mutant's declared mistake, nor a derived mistake or a
+    relation that is right for it anyway (a mutant declared None may be named by those)."""
+    return {d for d in diagnoses(graded(bank, mutant, salt)[mutant.part])
+            if not (declared(bank, mutant, d) or relation_said(d) or derived_and_right(bank, mutant, d))}
+
+
+def relation_said(message: str) -> bool:
+    """A relation of the wrong results to the right ones: true of them by construction (relations.py)."""
+    fixed = (relations.TRANSPOSED, relations.REARRANGED, relations.NEGATED)
+    return message in fixed or message.startswith((relations.SHIFTED[:40], relations.SCALED[:40]))
+
+
+def derived_and_right(bank: Bank, mutant, message: str) -> bool:
+    """A derived mistake the message names gives the mutant's results on another salt's hidden
+    calls too: the name is right for it, not a coincidence of one salt's inputs."""
+    named = [m for m in bank.suite.derived(mutant.part) if m.message in message.split(ALIKE)]
+    calls = mutations.hidden_calls(bank.assignment, mutant.part, mutations.PROBE_SALTS[0])
+    mine = mutations.outcomes(bank.namespace(mutant.code), calls)
+    return any(mutations.same(mine, mutations.outcomes(bank.suite.namespace_with(m), calls), calls) for m in named)
 
 
 def outside_losses(bank: Bank, mutant) -> dict:

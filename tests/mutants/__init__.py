@@ -6,7 +6,8 @@ found by tests/test_mutants.py without a list. The folder's `__init__` may set `
 `WRONG` and `CORRECT`: lists of `Mutant`s whose `code` is a whole answer cell, as a student
 would submit it. A wrong mutant's `diagnosis` is the key of the catalogued mistake (the lab's
 mistakes.py) it should be diagnosed as, DERIVED followed by the opening words of the message of
-a mistake the grader derives from the reference (autograder/derived.py), or None when the mistake
+a mistake the grader derives from the reference (autograder/derived.py; MAYBE_DERIVED: that one,
+where the salt's inputs show it, or none), or None when the mistake
 cannot be recognised from outputs (in-place updates, crashes, a missing return, random numbers);
 the check's own message then has to explain it.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 
 DERIVED = "derived: "
+MAYBE_DERIVED = "derived or none: "
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """MultiHeadAttention: wrong and correct versions of `forward` under the given constructor."""
-from . import correct, with_forward, wrong
+from . import MAYBE_DERIVED, correct, with_forward, wrong
 
 PART = "MultiHeadAttention"
 
@@ -184,7 +184,7 @@ WRONG = [
             return heads.transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O
     ''')),
     # a finite mask (or a maximum over the masked row too) holds only while no future score is far above
-    wrong(PART, "finite_mask_set", None, mha(SCORES + '''
+    wrong(PART, "finite_mask_set", MAYBE_DERIVED + "masked entries get a finite score instead of -inf", mha(SCORES + '''
             if causal:
                 scores[:, np.triu(np.ones((n, n), dtype=bool), 1)] = -1000.0
             return (softmax(scores) @ V).transpose(1, 0, 2).reshape(n, self.d_model) @ self.W_O

@@ -8,9 +8,9 @@ None when the mistake cannot be recognised from outputs (in-place updates, crash
 return, randomness that does not come from the given generator); the check's own message then
 has to explain it.
 """
-from mutants import DERIVED, Mutant, correct, wrong
+from mutants import DERIVED, MAYBE_DERIVED, Mutant, correct, wrong
 
-__all__ = ["DERIVED", "Mutant", "correct", "wrong"]
+__all__ = ["DERIVED", "MAYBE_DERIVED", "Mutant", "correct", "wrong"]
 MIN_WRONG, MIN_CORRECT = 48, 16
 MIN_PER_PART = dict.fromkeys(("cross_entropy_backward", "linear_backward", "gelu_backward", "layer_norm_backward",
                               "attention_backward", "embedding_backward", "get_batch", "next_token_probs",

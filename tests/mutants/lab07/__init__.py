@@ -7,9 +7,9 @@ as, or of a cause the checks name themselves (`in_place`, `foreign_rng`, `no_ret
 autograder/checks.py GENERIC), or None when nothing names it (a float64 result for float32
 input); the check's own message then has to explain it. The helpers are Lab 05's (tests/mutants).
 """
-from mutants import Mutant, correct, wrong
+from mutants import DERIVED, MAYBE_DERIVED, Mutant, correct, wrong
 
-__all__ = ["Mutant", "correct", "wrong"]
+__all__ = ["DERIVED", "MAYBE_DERIVED", "Mutant", "correct", "wrong"]
 MODULES = ("rope_frequencies", "apply_rope", "rope_attention", "kv_attention_step", "dropout",
            "attention_support")
 MIN_WRONG, MIN_CORRECT = 45, 18
