@@ -48,6 +48,9 @@ class Candidate:
 SURVEYED = [operators.swap_matmul, operators.drop_transpose, operators.other_axis, operators.drop_keepdims,
             operators.off_by_one, operators.rescale, operators.flip_sign, operators.drop_term, operators.mean_for_sum,
             operators.finite_mask]
+# Every operator the grader derives with, in the full tier; `boundary` aside: where a running
+# total equals top_p exactly, the docstring accepts > and >= alike (rounding decides).
+EVERY = [op for op in operators.OPERATORS if op is not operators.boundary]
 
 
 def _each_site(tree, selected, rewrite) -> list:
@@ -94,8 +97,9 @@ def _target(tree: ast.Module, part: str):
     return node, node
 
 
-def candidates(assignment: str, parts=None) -> list:
-    """Every candidate mistake of every graded part (or of `parts`)."""
+def candidates(assignment: str, parts=None, surveyed=None) -> list:
+    """Every candidate mistake of every graded part (or of `parts`), from the `surveyed` operators
+    (default SURVEYED)."""
     suite = labs.load(assignment).suite
     tree = ast.parse(labs.reference_path(assignment).read_text())
     notebook = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
@@ -115,7 +119,7 @@ def candidates(assignment: str, parts=None) -> list:
         variants = [("float32", _in_float32(function))]
         source = derived.function_source(getattr(suite.reference[part], "forward", suite.reference[part]))
         variants += [(v.operator, ast.parse(v.source).body[0])
-                     for v in derived.variants(source, SURVEYED + [operators.swap_args(notebook)])]
+                     for v in derived.variants(source, (surveyed or SURVEYED) + [operators.swap_args(notebook)])]
         variants += [("in_place", v) for v in _in_place(function)]
         for site, (operator, variant) in enumerate(variants):
             ast.fix_missing_locations(variant)
@@ -212,7 +216,7 @@ class Finding:
                             # (those a check recognises itself have no results: a person judges them)
 
 
-def survey(assignment: str, parts=None, salt: bytes = b"survey") -> dict:
+def survey(assignment: str, parts=None, salt: bytes = b"survey", surveyed=None) -> dict:
     """{part: (findings, confusions)}: each candidate graded under `salt`, its named causes
     checked on the hidden calls of other salts; confusions are pairs of candidates (by index)
     alike on every call of `salt` and different on other salts' calls."""
@@ -226,7 +230,7 @@ def survey(assignment: str, parts=None, salt: bytes = b"survey") -> dict:
             catalogue.setdefault(m.message, []).append(m)
         findings, signatures = [], []
         reference = outcomes(namespace(assignment), there)
-        for candidate in candidates(assignment, [part]):
+        for candidate in candidates(assignment, [part], surveyed):
             try:
                 ns = namespace(assignment, candidate.code)
             except Exception:  # a rewrite that does not even define the part

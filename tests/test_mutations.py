@@ -117,3 +117,18 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relation(shifted, e) == relations.SHIFTED.format(axis=-2)
     assert relations.relation(e + rng.standard_normal(e.shape), e) is None
     assert relations.relations([(e.T, e), (-e, e)]) is None         # no one relation: nothing said
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("lab", LABS)
+def test_every_operator_s_mistakes_are_caught_told_apart_and_never_misnamed(lab):
+    """As above, for the mistakes of every operator the grader derives with (layout, positions,
+    scales, steps left out, variables and arguments): none escapes, none is confused with another
+    that differs elsewhere, none is named wrongly."""
+    found = mutations.survey(lab, surveyed=mutations.EVERY)
+    escapes = [(part, f.candidate.operator) for part, (findings, _) in found.items() for f in findings
+               if f.differs and not f.lost]
+    wrong = [(part, f.candidate.operator, f.wrong_names) for part, (findings, _) in found.items()
+             for f in findings if f.wrong_names]
+    confused = {part: len(confusions) for part, (_, confusions) in found.items() if confusions}
+    assert (escapes, wrong, confused) == ([], [], {})
