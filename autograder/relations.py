@@ -25,9 +25,8 @@ def relation(got, expected) -> str | None:
             return None
         found = {relation(g, e) for g, e in zip(got, expected) if not _equal(g, e)}
         return found.pop() if len(found) == 1 else None
-    try:
-        g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
-    except (TypeError, ValueError):
+    g, e = _real(got), _real(expected)
+    if g is None or e is None:
         return None
     if g.shape != e.shape and g.shape != e.shape[:-2] + e.shape[:-3:-1] or e.size < 4 \
             or not (np.isfinite(g).all() and np.isfinite(e).all()) or _equal(g, e):
@@ -61,10 +60,18 @@ def relations(pairs: list) -> str | None:
     return found[0] if len(set(found)) == 1 else None
 
 
-def _equal(a, b) -> bool:
+def _real(value):
+    """`value` as a float array, or None if it holds anything but real numbers."""
     try:
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        array = np.asarray(value)
     except (TypeError, ValueError):
+        return None
+    return array.astype(float) if array.dtype.kind in "biuf" else None
+
+
+def _equal(a, b) -> bool:
+    a, b = _real(a), _real(b)
+    if a is None or b is None:
         return False
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-8, atol=1e-10, equal_nan=True))
 

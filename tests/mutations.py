@@ -17,6 +17,7 @@ float32 arithmetic. `survey` grades every candidate with the hidden suite and as
     python tests/mutations.py lab05_transformers [part ...]
 """
 import ast
+import contextlib
 import copy
 import sys
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 from autograder import derived, labs, operators  # noqa: E402
-from autograder.checks import FLOAT32, FLOAT64, rounding_alike, run_part  # noqa: E402
+from autograder.checks import ALIKE, FLOAT32, FLOAT64, rounding_alike, run_part  # noqa: E402
 from autograder.compare import close  # noqa: E402
 from autograder.runners import LocalRunner  # noqa: E402
 from autograder.worker.invoke import execute, inputs  # noqa: E402
@@ -211,47 +212,65 @@ class Finding:
     candidate: Candidate
     lost: float
     differs: bool           # its results differ from the reference's on other salts' hidden calls
-    named: tuple            # the catalogue keys named
+    named: tuple            # the causes named
     wrong_names: tuple      # named keys whose results differ from the candidate's on other inputs
                             # (those a check recognises itself have no results: a person judges them)
 
 
-def survey(assignment: str, parts=None, salt: bytes = b"survey", surveyed=None) -> dict:
+def survey(assignment: str, parts=None, salt: bytes = b"survey", surveyed=None, derive: bool = False) -> dict:
     """{part: (findings, confusions)}: each candidate graded under `salt`, its named causes
     checked on the hidden calls of other salts; confusions are pairs of candidates (by index)
-    alike on every call of `salt` and different on other salts' calls."""
+    alike on every call of `salt` and different on other salts' calls. `derive`: the grader
+    names derived mistakes too (and they are checked like the catalogue's); else the catalogue
+    alone (derived names cost a grading of every rewrite)."""
     suite = labs.load(assignment).suite
     report = {}
-    for part in parts or suite.parts:
-        here = hidden_calls(assignment, part, salt)
-        there = [c for s in PROBE_SALTS for c in hidden_calls(assignment, part, s)]
-        catalogue: dict = {}        # message -> the mistakes that say it
-        for m in suite.parts[part].mistakes:
-            catalogue.setdefault(m.message, []).append(m)
-        findings, signatures = [], []
-        reference = outcomes(namespace(assignment), there)
-        for candidate in candidates(assignment, [part], surveyed):
-            try:
-                ns = namespace(assignment, candidate.code)
-            except Exception:  # a rewrite that does not even define the part
-                continue
-            result = run_part(suite, part, LocalRunner(ns, suite.reference), salt)
-            named = {c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis in catalogue}
-            mine = outcomes(ns, there)
-            wrong = tuple(_first_difference(mine, [outcomes(suite.namespace_with(m), there) for m in catalogue[message]],
-                                            there, catalogue[message][0].key,
-                                            [m.rounding for m in catalogue[message]], reference)
-                          for message in named if all(m.impl for m in catalogue[message]))
-            wrong = tuple(w for w in wrong if w)
-            named = tuple(catalogue[message][0].key for message in named)
-            findings.append(Finding(candidate, result.max_score - result.score, not same(mine, reference, there),
-                                    named, wrong))
-            signatures.append((outcomes(ns, here), mine))
-        confusions = [(i, j) for i in range(len(findings)) for j in range(i)
-                      if findings[i].lost and findings[j].lost
-                      and same(signatures[i][0], signatures[j][0], here) and not same(signatures[i][1], signatures[j][1], there)]
-        report[part] = (findings, confusions)
+    with contextlib.ExitStack() as stack:
+        if not derive:
+            stack.enter_context(_catalogue_only(suite))
+        for part in parts or suite.parts:
+            report[part] = _survey_part(assignment, suite, part, salt, surveyed, derive)
     return report
+
+
+@contextlib.contextmanager
+def _catalogue_only(suite):
+    suite.derived = lambda part: []
+    try:
+        yield
+    finally:
+        del suite.derived
+
+
+def _survey_part(assignment, suite, part, salt, surveyed, derive) -> tuple:
+    here = hidden_calls(assignment, part, salt)
+    there = [c for s in PROBE_SALTS for c in hidden_calls(assignment, part, s)]
+    known: dict = {}        # message -> the mistakes that say it
+    for m in suite.parts[part].mistakes + (suite.derived(part) if derive else []):
+        known.setdefault(m.message, []).append(m)
+    findings, signatures = [], []
+    reference = outcomes(namespace(assignment), there)
+    for candidate in candidates(assignment, [part], surveyed):
+        try:
+            ns = namespace(assignment, candidate.code)
+        except Exception:  # a rewrite that does not even define the part
+            continue
+        result = run_part(suite, part, LocalRunner(ns, suite.reference), salt)
+        named = {c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis}
+        mine = outcomes(ns, there)
+        wrong = []
+        for diagnosis in named:
+            sayers = [m for message in diagnosis.split(ALIKE) for m in known.get(message, [])]
+            if sayers and all(m.impl for m in sayers):
+                wrong.append(_first_difference(mine, [outcomes(suite.namespace_with(m), there) for m in sayers],
+                                               there, sayers[0].key, [m.rounding for m in sayers], reference))
+        findings.append(Finding(candidate, result.max_score - result.score, not same(mine, reference, there),
+                                tuple(sorted(named)), tuple(w for w in wrong if w)))
+        signatures.append((outcomes(ns, here), mine))
+    confusions = [(i, j) for i in range(len(findings)) for j in range(i)
+                  if findings[i].lost and findings[j].lost
+                  and same(signatures[i][0], signatures[j][0], here) and not same(signatures[i][1], signatures[j][1], there)]
+    return findings, confusions
 
 
 def main() -> None:

@@ -123,9 +123,9 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
 @pytest.mark.parametrize("lab", LABS)
 def test_every_operator_s_mistakes_are_caught_told_apart_and_never_misnamed(lab):
     """As above, for the mistakes of every operator the grader derives with (layout, positions,
-    scales, steps left out, variables and arguments): none escapes, none is confused with another
-    that differs elsewhere, none is named wrongly."""
-    found = mutations.survey(lab, surveyed=mutations.EVERY)
+    scales, steps left out, variables and arguments), graded as students are, derived names too:
+    none escapes, none is confused with another that differs elsewhere, none is named wrongly."""
+    found = mutations.survey(lab, surveyed=mutations.EVERY, derive=True)
     escapes = [(part, f.candidate.operator) for part, (findings, _) in found.items() for f in findings
                if f.differs and not f.lost]
     wrong = [(part, f.candidate.operator, f.wrong_names) for part, (findings, _) in found.items()
