@@ -37,9 +37,9 @@ def unstable(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@mistake("softmax", "the row maxima and sums are reduced without keeping their axis, so they "
-         "broadcast against the columns instead of the rows: non-square input raises a broadcast "
-         "error and square input is divided by the wrong row's sum",
+@mistake("softmax", "the row maxima or sums (or both) are reduced without keeping their axis, so "
+         "they broadcast against the columns instead of the rows: non-square input raises a "
+         "broadcast error and square input is shifted or divided by the wrong row's value",
          fix="np.max(z, axis=-1, keepdims=True) and e.sum(axis=-1, keepdims=True)")
 def keepdims_forgotten_softmax(z):
     e = np.exp(z - z.max(axis=-1))
