@@ -1,5 +1,6 @@
 """What a wrong result is of the right one, read from the values alone: transposed, the right
-numbers in other places, scaled by a constant, negated, or shifted by one position. Such a
+numbers in other places, scaled by a constant, negated, truncated to integers, or shifted by one
+position. Such a
 relation holds whatever code produced it, so it is said where no mistake (catalogued or derived)
 reproduces the student's results: it is true of their results by construction, and it points at
 the kind of mistake to look for.
@@ -13,6 +14,8 @@ REARRANGED = ("the result holds the right numbers in the wrong places: an axis o
 NEGATED = "every entry has the wrong sign: a sign is flipped (a subtraction the other way round)"
 SHIFTED = ("the result is the expected one shifted by one along axis {axis}: an off-by-one in positions "
            "or indices (counting from 1, or a slice one too far)")
+TRUNCATED = ("the result is the expected one with its fractions cut off: the values are stored in an "
+             "integer array (one made from integer positions or ids, or given an integer dtype)")
 SCALED = ("every entry is the expected one times the same factor ({factors}): a scale is missing, "
           "doubled or inverted")
 
@@ -37,6 +40,8 @@ def relation(got, expected) -> str | None:
         return None
     if _equal(g, -e):
         return NEGATED
+    if not _equal(e, np.trunc(e)) and _equal(g, np.trunc(e)):
+        return TRUNCATED
     factor = _factor(g, e)
     if factor is not None:
         return SCALED.format(factors=f"{factor:.4g}")

@@ -112,6 +112,7 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relation(e.T, e) == relations.TRANSPOSED
     assert relations.relation(e.reshape(6, 4).T.reshape(4, 6), e) == relations.REARRANGED
     assert relations.relation(-e, e) == relations.NEGATED
+    assert relations.relation(np.trunc(3 * e), 3 * e) == relations.TRUNCATED
     assert relations.relations([(e / 8 ** 0.5, e), (2 * e, e)]) == relations.SCALED.format(factors="0.3536, 2")
     shifted = np.vstack([e[1:], rng.standard_normal((1, 6))])
     assert relations.relation(shifted, e) == relations.SHIFTED.format(axis=-2)
