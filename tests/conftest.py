@@ -19,8 +19,12 @@ BIN = Path(sys.executable).parent
 def run_tool(*args, cwd, check=True, timeout=600):
     """Run a console script of this environment (nbgrader, attnlab) in `cwd`."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run([str(BIN / args[0]), *args[1:]], cwd=cwd, env=env, check=check,
+    done = subprocess.run([str(BIN / args[0]), *args[1:]], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
+    if check and done.returncode:
+        pytest.fail(f"{' '.join(args)} exited {done.returncode}\n"
+                    f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}", pytrace=False)
+    return done
 
 
 TEST_SECRET = "5e" * 32      # every test course salts hidden inputs alike: verdicts are repeatable
