@@ -198,12 +198,13 @@ def utc_text(when: str) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def write_lms_csv(path: Path, results: list, names: dict, lms_ids: dict, column: str) -> None:
+def write_lms_csv(path: Path, results: list, names: dict, lms_ids: dict, column: str) -> list:
     """Canvas's gradebook import file: Student, ID, SIS User ID, SIS Login ID, Section, then the
     assignment's `column`, one row per student under the LMS's id (`lms_ids` read backwards; an
     id not listed is the LMS's own). `names`: {student: (last name, first name)} of the gradebook.
     A student not graded (an error, nothing recorded) gets an empty cell, which Canvas leaves as it
-    was; one who never submitted, 0, as `nbgrader export` has it."""
+    was; one who never submitted, 0, as `nbgrader export` has it. Returns the students not in
+    `lms_ids`, written under their gradebook id."""
     back = {student: lms for lms, student in lms_ids.items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -216,3 +217,4 @@ def write_lms_csv(path: Path, results: list, names: dict, lms_ids: dict, column:
             score = points(r.score) if r.recorded or r.status == "missing" else ""
             out.writerow([csv_cell(name), csv_cell(back.get(r.student, r.student)), "", "", "", score])
     tmp.replace(path)
+    return sorted(r.student for r in results if r.student not in back)
