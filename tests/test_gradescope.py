@@ -377,3 +377,14 @@ def test_a_bad_penalty_setting_is_one_line(tmp_path):
     out = run_tool("attnlab", "gradescope", ASSIGNMENT, "-o", "b.zip", cwd=course, check=False)
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "nbgrader_config.py:" in out.stderr and "penalty_method" in out.stderr
+
+
+def test_the_bundles_the_readme_builds_are_kept_out_of_git():
+    """The bundle carries the course secret: every zip the README tells an instructor to build in
+    the course directory, and the command's default name, is ignored by git."""
+    import re
+    readme = (ROOT / "README.md").read_text()
+    names = re.findall(r"attnlab gradescope \S+ -o (\S+)", readme) + [f"{ASSIGNMENT}-gradescope.zip"]
+    for name in names:
+        ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", name], cwd=ROOT)
+        assert ignored.returncode == 0, f"{name} (with the course secret) is not in .gitignore"
