@@ -113,8 +113,11 @@ def _part_test(result: Result, part, number: str, details: str) -> dict:
 def _written_test(number: str, label: str, cell, name: str) -> dict:
     """A written answer in the gradebook (a CellGrade), under its `label`: scored once a human
     graded it, else without a score (it is not a failed test)."""
+    extra = [f"{points(cell.extra_credit)} points of extra credit (the score is {points(cell.score - cell.extra_credit)} "
+             f"+ {points(cell.extra_credit)})."] if cell.extra_credit else []
     test = {"number": number, "name": f"{label}: written answer", "max_score": cell.max_score,
-            "output": cell.comment, "visibility": "visible", "tags": [name, "manual"]}
+            "output": "\n".join(extra + ([cell.comment] if cell.comment else [])), "visibility": "visible",
+            "tags": [name, "manual"]}
     if cell.manual_score is None and cell.auto_score is None:
         return {**test, "name": f"{label}: written answer, not graded yet ({points(cell.max_score)} points)"}
     return {**test, "score": cell.score, "status": _passed(cell.score >= cell.max_score)}

@@ -195,6 +195,10 @@ def test_the_nbgrader_results_json_has_the_gradescope_layout():
     assert "Subtract the max." in tests["softmax"]["output"]
     assert "score" not in tests["why"] and "status" not in tests["why"] and "not graded yet" in tests["why"]["name"]
     assert (tests["how"]["score"], tests["how"]["status"], tests["how"]["output"]) == (1.0, "failed", "Half right.")
+    cells["how"].update(score=2.5, extra_credit=1.5)        # a written answer's extra credit is said, as a part's
+    result.recorded = Recorded.from_dict({**result.recorded.to_dict(), "cells": cells})
+    how = next(t for t in results.to_json(result)["tests"] if t["name"].startswith("how:"))
+    assert how["output"] == "1.5 points of extra credit (the score is 1 + 1.5).\nHalf right.", how["output"]
     assert "score" not in tests["late penalty"] and "penalty 7" in tests["late penalty"]["output"]
 
 
