@@ -297,8 +297,8 @@ def mask_after_softmax(Q, K, V):
     return w @ V, w
 
 
-@mistake("causal_attention", "the scores are multiplied by a 0/1 mask instead of adding -inf: a "
-         "masked score becomes 0, and e^0 still gets weight")
+@mistake("causal_attention", "the masked scores become 0 (multiplied by a 0/1 mask, or set to 0) instead "
+         "of -inf, and e^0 still gets weight")
 def multiplicative_mask(Q, K, V):
     n = len(Q)
     scores = Q @ K.T / np.sqrt(Q.shape[-1]) * np.tril(np.ones((n, n)))

@@ -32,9 +32,11 @@ check = suite.check
 # Mistakes a check recognises itself, from a property of the result rather than by reproducing it
 UPCAST = suite.recognised(
     "apply_rope", "float64_result",
-    "a float32 x comes back as float64: cos and sin (or the angles) are float64, and an operation mixing "
-    "them with x, or a stack of float64 parts, promotes the result; the docstring asks for x's dtype",
-    "cast cos and sin to x.dtype before they meet x (or cast the result back to x.dtype)")
+    "a float32 x comes back as float64: cos and sin (or the angles) are float64 and an operation mixing "
+    "them with x promotes the result, or the result is built in a float64 array (np.zeros or np.stack of "
+    "float64 parts); the docstring asks for x's dtype",
+    "cast cos and sin to x.dtype before they meet x, give any array you fill dtype=x.dtype (or cast the "
+    "result back to x.dtype)")
 P_KEEPS = suite.recognised(
     "dropout", "p_keeps_fraction",
     "p is used as the probability of keeping an entry: p is the probability of dropping it",
