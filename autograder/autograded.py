@@ -5,6 +5,7 @@ report as its test cell's output), nbgrader's timestamp.txt and submission_secre
 `nbgrader release_feedback` names the page), and results.json (results.to_json). Each file is
 replaced whole, so a reader never sees half of one.
 """
+import functools
 import html
 import os
 import secrets
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import results, student_files
+from . import notebooks, results, student_files
 from .course import Course
 from .outcome import Result
 
@@ -88,7 +89,19 @@ def write(course: Course, assignment: str, notebook: str, result: Result, graded
     # tampered with) the files' latest modification (lateness is not judged then)
     timestamp = _copied(source / "timestamp.txt") if result.timestamp else None
     replace_text(out / "timestamp.txt", timestamp or _modified(source))
-    replace_text(out / "results.json", results.json_text(result))
+    replace_text(out / "results.json", results.json_text(result, labels(course, assignment)))
+
+
+def labels(course: Course, assignment: str) -> dict:
+    """{grade_id: 'Q1.2 (interpret)'} of the release's written answers, by which results.json
+    names them (as the Gradescope bundle does)."""
+    release = course.release(assignment) / course.notebook_name(assignment)
+    return _labels(release, release.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _labels(release: Path, mtime: int) -> dict:
+    return {grade_id: label for grade_id, (label, _) in notebooks.questions(notebooks.read(release)).items()}
 
 
 def _modified(folder: Path) -> str:

@@ -319,8 +319,11 @@ def _lms_grades(args) -> int:
     with course.gradebook() as gb:
         names = {s.id: (s.last_name, s.first_name) for s in gb.students}
     out = Path(args.output).resolve() if args.output else course.root / "grades" / f"{args.assignment}-lms.csv"
-    results.write_lms_csv(out, everyone, names, settings.lms_ids,
-                          settings.lms_columns.get(args.assignment, args.assignment))
+    unmapped = results.write_lms_csv(out, everyone, names, settings.lms_ids,
+                                     settings.lms_columns.get(args.assignment, args.assignment))
+    if unmapped:     # an exchange login is not Canvas's ID: the import would not match the row
+        print(shown("note: not in c.AttnLab.lms_ids, written under their gradebook id (Canvas matches a row "
+                    f"only by its own ID): {', '.join(unmapped)}", 4 * NOTE_LIMIT, one_line=True), file=sys.stderr)
     print(out)
     return 0
 

@@ -209,7 +209,7 @@ def refresh(course: Course, assignment: str, everyone: list, written=()) -> None
             result = replace(classview.read_result(path) or result, recorded=result.recorded)
             if result.status in UNRECORDED:
                 continue
-        text = results.json_text(result)
+        text = results.json_text(result, autograded.labels(course, assignment))
         if path.read_text() != text:
             autograded.replace_text(path, text)
 

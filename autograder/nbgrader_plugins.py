@@ -343,6 +343,13 @@ def _copy_at_most(z: zipfile.ZipFile, member: zipfile.ZipInfo, target: str, room
     return written
 
 
+
+def closest_ids(lms_id: str, known: set) -> list:
+    """The three known ids most like `lms_id` (a typo's), those with its very characters first
+    (two digits swapped: 1030 for 1003), then by difflib's likeness."""
+    close = difflib.get_close_matches(lms_id, sorted(known), n=len(known), cutoff=0.5)
+    return sorted(close, key=lambda k: sorted(k) != sorted(lms_id))[:3]
+
 class LmsCollector(FileNameCollectorPlugin):
     """nbgrader's file-name collector, with ids checked and mapped (`AttnLab.lms_ids`), and the
     LMS's late marker (a `late` group of the pattern) recorded.
@@ -398,7 +405,7 @@ class LmsCollector(FileNameCollectorPlugin):
                 self.known = {s.id for s in gb.students}
         if lms_id in self.ids or student in self.known or not (self.known or self.ids):
             return True
-        close = difflib.get_close_matches(lms_id, sorted(set(self.ids) | self.known), n=3, cutoff=0.5)
+        close = closest_ids(lms_id, set(self.ids) | self.known)
         skip = self.unknown_ids == "skip"
         self.log.warning("%s %s: the id %r is neither in c.AttnLab.lms_ids nor a student of the gradebook "
                          "(closest known: %s); %s", "Skipped" if skip else "Collected",

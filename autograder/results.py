@@ -6,7 +6,8 @@ included), tests `N.M` are its checks, without a score of their own (so that the
 up to the total before any late penalty), then one test per written answer (scored once graded
 by hand, else without a score) and, for a late submission, a test without a score that explains
 the penalty: the top-level `score` is the total after it. AttnLab's status, tampering findings
-and notes are under `extra_data`. Each test name starts with its graded name ("softmax: ...").
+and notes are under `extra_data`. Each test name starts with its graded name ("softmax: ..."),
+a written answer's with its label in the release ("Q1.2 (interpret): ...", its cell id in `tags`).
 The grades table (`grades/<assignment>.csv`) has one row per student: status, total, one column
 per part and per hand-graded cell (their scores without extra credit), the extra credit,
 lateness, and what needs a human.
@@ -40,11 +41,13 @@ DETAILS_WORDS = {"visible": "below", "after_due_date": "shown after the due date
 ANSWER_CHARACTERS = 4000      # of a written answer quoted in a test's output
 
 
-def to_json(result: Result, details: str = "visible", visibility: str = "visible", written=None) -> dict:
+def to_json(result: Result, details: str = "visible", visibility: str = "visible", written=None,
+            labels=None) -> dict:
     """results.json in Gradescope's format (see the module's docstring). `details`: the checks'
     visibility; `visibility`: the whole result's (Gradescope's top-level setting); `written`:
     {grade_id: (question, answer, points)} of written answers that no gradebook holds (on
-    Gradescope they are graded by hand in questions of their own)."""
+    Gradescope they are graded by hand in questions of their own); `labels`: {grade_id: 'Q1.2
+    (interpret)'} of the release, which name the written answers as the bundle's do."""
     tests = []
     for i, part in enumerate(result.parts, 1):
         tests.append(_part_test(result, part, str(i), details))
@@ -55,7 +58,7 @@ def to_json(result: Result, details: str = "visible", visibility: str = "visible
     number = len(result.parts)
     for name, cell in sorted(result.hand_graded().items()):
         number += 1
-        tests.append(_written_test(str(number), name, cell))
+        tests.append(_written_test(str(number), (labels or {}).get(name, name), cell, name))
     for name, (question, answer, points_) in sorted((written or {}).items()):
         number += 1
         tests.append({"number": str(number), "name": f"{question}: written answer ({points(points_)} points)",
@@ -107,13 +110,16 @@ def _part_test(result: Result, part, number: str, details: str) -> dict:
             "tags": [part.name] + (["manual"] if said else [])}
 
 
-def _written_test(number: str, name: str, cell) -> dict:
-    """A written answer in the gradebook (a CellGrade): scored once a human graded it, else
-    without a score (it is not a failed test)."""
-    test = {"number": number, "name": f"{name}: written answer", "max_score": cell.max_score,
-            "output": cell.comment, "visibility": "visible", "tags": [name, "manual"]}
+def _written_test(number: str, label: str, cell, name: str) -> dict:
+    """A written answer in the gradebook (a CellGrade), under its `label`: scored once a human
+    graded it, else without a score (it is not a failed test)."""
+    extra = [f"{points(cell.extra_credit)} points of extra credit (the score is {points(cell.score - cell.extra_credit)} "
+             f"+ {points(cell.extra_credit)})."] if cell.extra_credit else []
+    test = {"number": number, "name": f"{label}: written answer", "max_score": cell.max_score,
+            "output": "\n".join(extra + ([cell.comment] if cell.comment else [])), "visibility": "visible",
+            "tags": [name, "manual"]}
     if cell.manual_score is None and cell.auto_score is None:
-        return {**test, "name": f"{name}: written answer, not graded yet ({points(cell.max_score)} points)"}
+        return {**test, "name": f"{label}: written answer, not graded yet ({points(cell.max_score)} points)"}
     return {**test, "score": cell.score, "status": _passed(cell.score >= cell.max_score)}
 
 
@@ -142,9 +148,9 @@ def _output(check: CheckResult) -> str:
     return "\n".join(lines)
 
 
-def json_text(result: Result) -> str:
+def json_text(result: Result, labels=None) -> str:
     """results.json's text: one line (the C encoder; with indentation, Python's takes 5x as long)."""
-    return json.dumps(to_json(result), ensure_ascii=False) + "\n"
+    return json.dumps(to_json(result, labels=labels), ensure_ascii=False) + "\n"
 
 
 def _one_line(text: str) -> str:
@@ -198,12 +204,13 @@ def utc_text(when: str) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def write_lms_csv(path: Path, results: list, names: dict, lms_ids: dict, column: str) -> None:
+def write_lms_csv(path: Path, results: list, names: dict, lms_ids: dict, column: str) -> list:
     """Canvas's gradebook import file: Student, ID, SIS User ID, SIS Login ID, Section, then the
     assignment's `column`, one row per student under the LMS's id (`lms_ids` read backwards; an
     id not listed is the LMS's own). `names`: {student: (last name, first name)} of the gradebook.
     A student not graded (an error, nothing recorded) gets an empty cell, which Canvas leaves as it
-    was; one who never submitted, 0, as `nbgrader export` has it."""
+    was; one who never submitted, 0, as `nbgrader export` has it. Returns the students not in
+    `lms_ids`, written under their gradebook id."""
     back = {student: lms for lms, student in lms_ids.items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -216,3 +223,4 @@ def write_lms_csv(path: Path, results: list, names: dict, lms_ids: dict, column:
             score = points(r.score) if r.recorded or r.status == "missing" else ""
             out.writerow([csv_cell(name), csv_cell(back.get(r.student, r.student)), "", "", "", score])
     tmp.replace(path)
+    return sorted(r.student for r in results if r.student not in back)

@@ -177,3 +177,13 @@ def test_an_unwritable_folder_a_bad_setting_and_a_damaged_gradebook_are_one_line
     for command in ("grade", "feedback", "report"):
         one_line_error(run_tool("attnlab", command, ASSIGNMENT, "--force" if command == "grade" else "--course=.",
                                 cwd=course, check=False), "damaged or cannot be opened")
+
+
+# attnlab grade --zip-collect: an id in neither lms_ids nor the gradebook is named with the closest known
+@pytest.mark.parametrize("typo, known, named", [
+    ("1030", {"1001", "1002", "1003", "1004", "1005", "1006"}, ["1003", "1006", "1005"]),   # two digits swapped
+    ("20021", {"20020", "20001", "ada"}, ["20020", "20001"]),
+])
+def test_a_typo_in_an_lms_id_is_named_with_the_id_it_was_meant_to_be(typo, known, named):
+    from autograder.nbgrader_plugins import closest_ids
+    assert closest_ids(typo, known) == named

@@ -83,6 +83,9 @@ def test_results_json_follows_gradescope_format(course):
         for test in (t for t in result["tests"] if "." in t["number"]):
             assert "score" not in test and test["name"].split(": ", 1)[0] in suite.parts
             assert isinstance(test["output"], str)
+        written = [t["name"] for t in result["tests"] if "manual" in t["tags"] and t["tags"][0] not in suite.parts]
+        assert written[:2] in ([], ["Q1.1 (predict): written answer, not graded yet (1 points)",   # as the bundle
+                                    "Q1.2 (interpret): written answer, not graded yet (2 points)"]), written[:2]
 
 
 def test_nbgrader_export_and_feedback_work_on_the_results(course):

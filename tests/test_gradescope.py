@@ -195,6 +195,10 @@ def test_the_nbgrader_results_json_has_the_gradescope_layout():
     assert "Subtract the max." in tests["softmax"]["output"]
     assert "score" not in tests["why"] and "status" not in tests["why"] and "not graded yet" in tests["why"]["name"]
     assert (tests["how"]["score"], tests["how"]["status"], tests["how"]["output"]) == (1.0, "failed", "Half right.")
+    cells["how"].update(score=2.5, extra_credit=1.5)        # a written answer's extra credit is said, as a part's
+    result.recorded = Recorded.from_dict({**result.recorded.to_dict(), "cells": cells})
+    how = next(t for t in results.to_json(result)["tests"] if t["name"].startswith("how:"))
+    assert how["output"] == "1.5 points of extra credit (the score is 1 + 1.5).\nHalf right.", how["output"]
     assert "score" not in tests["late penalty"] and "penalty 7" in tests["late penalty"]["output"]
 
 
@@ -377,3 +381,14 @@ def test_a_bad_penalty_setting_is_one_line(tmp_path):
     out = run_tool("attnlab", "gradescope", ASSIGNMENT, "-o", "b.zip", cwd=course, check=False)
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "nbgrader_config.py:" in out.stderr and "penalty_method" in out.stderr
+
+
+def test_the_bundles_the_readme_builds_are_kept_out_of_git():
+    """The bundle carries the course secret: every zip the README tells an instructor to build in
+    the course directory, and the command's default name, is ignored by git."""
+    import re
+    readme = (ROOT / "README.md").read_text()
+    names = re.findall(r"attnlab gradescope \S+ -o (\S+)", readme) + [f"{ASSIGNMENT}-gradescope.zip"]
+    for name in names:
+        ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", name], cwd=ROOT)
+        assert ignored.returncode == 0, f"{name} (with the course secret) is not in .gitignore"

@@ -210,6 +210,8 @@ def test_the_grades_go_back_to_the_lms_under_its_ids(tmp_path):
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 05 (4321)"]
     assert rows[1:] == [["Lovelace, Ada", "20001", "", "", "", "100"], ["Absent, Erin", "erin", "", "", "", "0"],
                         ["quinn", "quinn", "", "", "", "0"]]
+    assert ("note: not in c.AttnLab.lms_ids, written under their gradebook id (Canvas matches a row only by its "
+            "own ID): erin, quinn") in out.stderr          # a login Canvas does not know is named, not left silent
 
 
 def test_an_archive_member_that_unpacks_to_gigabytes_is_charged_to_its_student(tmp_path):
