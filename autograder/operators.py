@@ -130,6 +130,9 @@ def other_axis(node):
                        f"`{_name(node)}` runs over axis {axes[0]} only, not over all of {tuple(axes)}")]
     if _int(k.value) is None:
         return None
+    whole = _edited(node, lambda n: setattr(n, "keywords", [k for k in n.keywords if k.arg != "axis"]))
+    out.append((whole, f"`{_name(node)}` runs over the whole array instead of along one axis",
+                "the reductions run over the whole array instead of along one axis"))
     for axis in (-1, 0, 1, -2):
         if axis != _int(k.value):
             new = _edited(node, lambda n, axis=axis: setattr(_keyword(n, "axis"), "value", _num(axis)))
@@ -321,17 +324,21 @@ def drop_keyword(node):
         return out
 
 
-_SIBLING_FUNCTIONS = {"sin": "cos", "cos": "sin", "log2": "log", "log": "log2", "max": "min", "min": "max",
-                      "argmax": "argmin", "argmin": "argmax", "maximum": "minimum", "minimum": "maximum"}
+_SIBLING_FUNCTIONS = {"sin": ["cos"], "cos": ["sin"], "log2": ["log", "log10"], "log": ["log2", "log10"],
+                      "max": ["min"], "min": ["max"], "argmax": ["argmin"], "argmin": ["argmax"],
+                      "maximum": ["minimum"], "minimum": ["maximum"]}
 
 
 def sibling_function(node):
-    """A function for its sibling: cos for sin, the natural log for log2, min for max."""
+    """A function for its sibling: cos for sin, another base's logarithm, min for max."""
     name = _name(node)
     if isinstance(node, ast.Call) and name in _SIBLING_FUNCTIONS:
-        new = copy.deepcopy(node)
-        setattr(new.func, "attr" if isinstance(new.func, ast.Attribute) else "id", _SIBLING_FUNCTIONS[name])
-        return [(new, f"`{_SIBLING_FUNCTIONS[name]}` is used where `{name}` belongs")]
+        out = []
+        for sibling in _SIBLING_FUNCTIONS[name]:
+            new = copy.deepcopy(node)
+            setattr(new.func, "attr" if isinstance(new.func, ast.Attribute) else "id", sibling)
+            out.append((new, f"`{sibling}` is used where `{name}` belongs"))
+        return out
 
 
 def drop_guard(node):

@@ -40,13 +40,28 @@ def test_an_idea_at_several_places_is_also_rewritten_everywhere():
 def test_a_derived_mistake_is_named_only_where_the_catalogue_is_silent_and_it_alone_fits():
     """A mistake no catalogue entry lists (the softmax left out) is named by what the rewrite of
     the reference does; a catalogued mistake keeps its catalogue's words; an answer with two
-    mistakes, which no single rewrite reproduces, is named by neither."""
+    mistakes, which no single rewrite reproduces, is named by the two rewrites made together;
+    one with three by nothing."""
     assert _causes(ANSWER.replace("softmax(scores)", "scores")) == {
         "the step `softmax` is left out: its input is used as it is, where `weights` is computed"}
     catalogued = _causes(ANSWER.replace("/ np.sqrt(d_k)", ""))
     assert catalogued and all(cause in CATALOGUE for cause in catalogued)
     both = ANSWER.replace("scores = Q @ K.T / np.sqrt(d_k)", "scores = Q @ K.T / d_k").replace("weights @ V", "weights.T @ V")
-    assert _causes(both) == set()
+    assert _causes(both) == {
+        "two things at once: the division is by the dimension itself, not by its square root, where `scores` is "
+        "computed; and also an operand of a matrix product is transposed where it should not be, in what is returned"}
+    assert _causes(both.replace("softmax(scores)", "softmax(-scores)")) == set()
+
+
+def test_two_rewrites_are_made_together_only_at_places_apart():
+    """A pair rewrites one function at two places that do not overlap, and says both."""
+    made = derived.derive(_summed_scores, set())
+    scale = next(d for d in made if "/ WIDTH" in d.variant.source)
+    axis = next(d for d in made if "axis=0" in d.variant.source)
+    both = derived.paired(_summed_scores, scale, axis)
+    assert "/ WIDTH" in both.variant.source and "axis=0" in both.variant.source
+    assert both.idea == f"two things at once: {scale.idea}; and also {axis.idea}"
+    assert derived.paired(scale.function, scale, scale) is None
 
 
 ANSWER = """def scaled_dot_product_attention(Q, K, V):
@@ -61,6 +76,14 @@ CATALOGUE = {m.message for m in labs.load("lab05_transformers").suite.parts["sca
 def _causes(code: str, part: str = "scaled_dot_product_attention") -> set:
     result = answers.grade("lab05_transformers", answers.Answer(part, "x", code, False, ""))
     return {c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis}
+
+
+WIDTH = 4
+
+
+def _summed_scores(q, k):
+    s = q @ k.T / np.sqrt(WIDTH)
+    return np.sum(s, axis=-1)
 
 
 def test_every_candidate_is_a_whole_answer_cell():
