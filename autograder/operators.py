@@ -17,6 +17,7 @@ swap_returned, other_name, exchange_roles, default_for_parameter.
 """
 import ast
 import copy
+import itertools
 
 # Each takes a node and returns [(replacement, idea), ...] or None. An idea says what the code
 # does wrong, never the code that would fix it. A third item, a group's idea, also rewrites every
@@ -396,14 +397,18 @@ _BUILDERS = {"arange", "zeros", "ones", "full", "empty", "array", "asarray", "re
 _METHODS_OF_ARRAYS = {"get", "items", "keys", "values", "choice", "integers", "random", "standard_normal"}
 
 
-def other_name(names, parameters):
+def other_name(names, parameters, assigned=None):
     """The operator that reads another variable of the function where one is read: a sibling (dk
-    for dq, W_K for W_Q, d_model for d_k, ln2_g for ln1_g) or an argument (x for t3, V for Q)."""
+    for dq, W_K for W_Q, d_model for d_k, ln2_g for ln1_g), an argument (x for t3, V for Q) or a
+    variable assigned on an earlier line (scores for weights). `assigned`: {name: its first line}."""
+    assigned = assigned or {}
+
     def other_name(node):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
             return [(ast.Name(n, ast.Load()), f"`{n}` is used where `{node.id}` belongs",
                      STATEMENT + f"`{n}` is used where `{node.id}` belongs")
-                    for n in sorted(names) if n != node.id and (n in parameters or _siblings(n, node.id))]
+                    for n in sorted(names) if n != node.id and (
+                        n in parameters or _siblings(n, node.id) or assigned.get(n, node.lineno) < node.lineno)]
         if isinstance(node, ast.Attribute) and _is_self(node.value) and node.attr in names:
             return [(ast.Attribute(node.value, n, ast.Load()), f"`self.{n}` is used where `self.{node.attr}` belongs")
                     for n in sorted(names) if n != node.attr and _siblings(n, node.attr)]
@@ -425,6 +430,15 @@ def _is_self(node) -> bool:
 
 def parameters(function: ast.FunctionDef) -> set:
     return {a.arg for a in function.args.args + function.args.kwonlyargs if a.arg != "self"}
+
+
+def assigned_lines(function: ast.FunctionDef) -> dict:
+    """{name: the first line that assigns it} for the variables of `function`."""
+    lines = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            lines[node.id] = min(lines.get(node.id, node.lineno), node.lineno)
+    return lines
 
 
 def local_names(function: ast.FunctionDef) -> set:
@@ -595,11 +609,16 @@ OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_tran
 
 
 def swap_args(notebook_names):
-    """The operator that swaps the first two arguments of a call to a notebook function."""
+    """The operator that swaps two positional arguments of a call to a notebook function."""
     def swap_args(node):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in notebook_names \
-                and len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
-            new = copy.deepcopy(node)
-            new.args[0], new.args[1] = new.args[1], new.args[0]
-            return [(new, f"the first two arguments of `{node.func.id}` are passed in the wrong order")]
+                and not any(isinstance(a, ast.Starred) for a in node.args):
+            out = []
+            for i, j in itertools.combinations(range(len(node.args)), 2):
+                new = copy.deepcopy(node)
+                new.args[i], new.args[j] = new.args[j], new.args[i]
+                which = "the first two arguments" if (i, j) == (0, 1) else f"arguments {i + 1} and {j + 1}"
+                out.append((new, f"{which} of `{node.func.id}` are passed in the wrong order",
+                            f"{which} of every call to `{node.func.id}` are passed in the wrong order"))
+            return out
     return swap_args
