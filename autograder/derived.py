@@ -178,8 +178,12 @@ def paired(target, first: Derived, second: Derived) -> Derived | None:
             a < d and c < b for a, b, _ in first.variant.edits for c, d, _ in second.variant.edits):
         return None
     edits = first.variant.edits + second.variant.edits
-    idea = f"{first.variant.idea + first.variant.where}; and also {second.variant.idea + second.variant.where}"
+    (one, here), (other, there) = (first.variant.idea, first.variant.where), (second.variant.idea, second.variant.where)
+    if one == other:
+        idea = f"{one} at two places{here if here == there else here + ' and' + there.removeprefix(',')}"
+    else:
+        idea = f"two things at once: {one + here}; and also {other + there}"
     variant = Variant(first.variant.operator, idea, "", edits, _spliced(function_source(first.function), edits))
-    return Derived(_said(target, first.function, "two things at once: " + idea),
+    return Derived(_said(target, first.function, idea),
                    _in_place_of(target, first.function, variant.source),
                    first.nonfinite or second.nonfinite, first.function, variant)

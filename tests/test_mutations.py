@@ -43,7 +43,8 @@ def test_a_derived_mistake_is_named_only_where_the_catalogue_is_silent_and_it_al
     mistakes, which no single rewrite reproduces, is named by the two rewrites made together;
     one with three by nothing."""
     assert _causes(ANSWER.replace("softmax(scores)", "scores")) == {
-        "the step `softmax` is left out: its input is used as it is, where `weights` is computed"}
+        "the step `softmax` is left out: its input is used as it is, where `weights` is computed; or, which "
+        "gives the same results, `scores` is used where `weights` belongs, in what is returned"}
     catalogued = _causes(ANSWER.replace("/ np.sqrt(d_k)", ""))
     assert catalogued and all(cause in CATALOGUE for cause in catalogued)
     both = ANSWER.replace("scores = Q @ K.T / np.sqrt(d_k)", "scores = Q @ K.T / d_k").replace("weights @ V", "weights.T @ V")
@@ -62,6 +63,9 @@ def test_two_rewrites_are_made_together_only_at_places_apart():
     assert "/ WIDTH" in both.variant.source and "axis=0" in both.variant.source
     assert both.idea == f"two things at once: {scale.idea}; and also {axis.idea}"
     assert derived.paired(scale.function, scale, scale) is None
+    first, second = [d for d in derived.derive(_two_sums, set()) if d.variant.idea == "`sum` runs along the wrong axis (axis=0)"]
+    assert derived.paired(_two_sums, first, second).idea == \
+        "`sum` runs along the wrong axis (axis=0) at two places, in what is returned"
 
 
 ANSWER = """def scaled_dot_product_attention(Q, K, V):
@@ -84,6 +88,10 @@ WIDTH = 4
 def _summed_scores(q, k):
     s = q @ k.T / np.sqrt(WIDTH)
     return np.sum(s, axis=-1)
+
+
+def _two_sums(a, b):
+    return np.sum(a, axis=-1) + np.sum(b, axis=-1)
 
 
 def test_every_candidate_is_a_whole_answer_cell():
