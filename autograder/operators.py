@@ -554,9 +554,16 @@ def exchange_roles(parameters):
 
 
 def reverse(node):
-    """a - b written b - a, and a comparison pointing the other way (x < 0 for x > 0)."""
+    """a - b written b - a, a ** b written b ** a, np.where's branches exchanged, and a comparison
+    pointing the other way (x < 0 for x > 0)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
         return [(ast.BinOp(node.right, ast.Sub(), node.left), "a difference is taken the other way round")]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not isinstance(node.right, ast.Constant):
+        return [(ast.BinOp(node.right, ast.Pow(), node.left),
+                 "a power is taken the other way round: the exponent is raised to the power of the base")]
+    if _is_call(node, "where") and len(node.args) == 3:
+        new = _edited(node, lambda n: setattr(n, "args", [n.args[0], n.args[2], n.args[1]]))
+        return [(new, "the two branches of np.where are exchanged: the condition picks the other one")]
     flips = {ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE, ast.LtE: ast.GtE}
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in flips:
         new = _edited(node, lambda n: n.ops.__setitem__(0, flips[type(n.ops[0])]()))

@@ -27,6 +27,10 @@ def test_the_operators_rewrite_one_place_each():
     assert {"s = Q @ K.T", "s = Q @ K.T / d", "s = Q @ K.T * np.sqrt(d)"} <= {
         text.splitlines()[1].strip() for text in rewritten["rescale"]}
     assert any("np.swapaxes(K.T, -1, -2) @ np.swapaxes(Q, -1, -2)" in text for text in rewritten["transpose_product"])
+    reversed_ = [ast.unparse(ast.parse(v.source)) for v in
+                 derived.variants("def g(b, x):\n    return np.where(x > 0, b ** x, 0.0)\n", [operators.reverse])]
+    assert {"np.where(x > 0, x ** b, 0.0)", "np.where(x > 0, 0.0, b ** x)", "np.where(x < 0, b ** x, 0.0)"} <= {
+        text.splitlines()[1].strip().removeprefix("return ") for text in reversed_}
 
 
 def test_an_idea_at_several_places_is_also_rewritten_everywhere():
@@ -137,7 +141,8 @@ def test_rewrites_that_are_one_program_are_named_together(monkeypatch):
 
 
 def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fits():
-    """Read from the values alone, whatever code made them: transposed, rearranged, scaled, shifted."""
+    """Read from the values alone, whatever code made them: transposed, rearranged, reshaped, scaled,
+    shifted, wrong at one end of an axis, short of one end; where two relations hold, none is said."""
     rng = np.random.default_rng(0)
     e = rng.standard_normal((4, 6))
     assert relations.relation(e.T, e) == relations.TRANSPOSED
@@ -147,6 +152,16 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relations([(e / 8 ** 0.5, e), (2 * e, e)]) == relations.SCALED.format(factors="0.3536, 2")
     shifted = np.vstack([e[1:], rng.standard_normal((1, 6))])
     assert relations.relation(shifted, e) == relations.SHIFTED.format(axis=-2)
+    assert relations.relation(e.reshape(2, 12), e) == relations.RESHAPED            # not reshaped back
+    first_row_left = np.vstack([np.zeros((1, 6)), e[1:]])                          # range(1, N)
+    assert relations.relation(first_row_left, e) == relations.EDGE.format(end="first", along=" along axis 0",
+                                                                          how="starts one late")
+    assert relations.relation("ello", "hello") == relations.SHORT.format(end="first", along="", how="starts one late")
+    assert relations.relation(e[:, :-1], e) == relations.SHORT.format(end="last", along=" along axis 1",
+                                                                      how="stops one short")
+    one_entry = e.copy()
+    one_entry[0, 0] += 1                                                            # first row or first column?
+    assert relations.relation(one_entry, e) is None
     assert relations.relation(e + rng.standard_normal(e.shape), e) is None
     assert relations.relations([(e.T, e), (-e, e)]) is None         # no one relation: nothing said
 
