@@ -10,7 +10,7 @@ Layout: swap_matmul, transpose_product, transpose_operand, drop_transpose, permu
 reshape_in_place_of_transpose, reshape_sizes, halves_for_interleaved, new_axis. Axes: other_axis,
 drop_keepdims, add_keepdims. Positions and ranges: off_by_one, shift_slice, drop_step, shape_read,
 index_off_by_one, index_for_element. Scales and signs: rescale, drop_factor, div_for_mult,
-flip_sign, reverse, negate_exponent. Terms and steps: drop_term, term_outside, term_inside,
+flip_sign, reverse, negate_exponent, drop_brackets. Terms and steps: drop_term, term_outside, term_inside,
 drop_call, drop_update, drop_keyword, drop_guard, ignore_condition, boundary. Functions: mean_for_sum,
 sibling_function, unbiased, finite_mask, mirror_mask. Arguments and variables: swap_args,
 swap_returned, other_name, exchange_roles, default_for_parameter.
@@ -570,6 +570,57 @@ def reverse(node):
         return [(new, "a comparison points the wrong way (< for >, or the reverse)")]
 
 
+_PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Mod: 2, ast.MatMult: 2,
+               ast.Pow: 3}
+_OPERATIONS = {ast.Add: "addition", ast.Sub: "subtraction", ast.Mult: "multiplication", ast.Div: "division",
+               ast.FloorDiv: "division", ast.Mod: "remainder", ast.MatMult: "matrix product", ast.Pow: "power"}
+
+
+def drop_brackets(node):
+    """(a - b) / c written a - b / c, a ** (b / c) written a ** b / c: a bracket left out of a
+    statement, which Python then reads by its precedence (the whole statement is re-read)."""
+    if not isinstance(node, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) or node.value is None:
+        return None
+    out = []
+    for parent in [n for n in ast.walk(node.value) if isinstance(n, ast.BinOp) and type(n.op) in _PRECEDENCE]:
+        for side in ("left", "right"):
+            child = getattr(parent, side)
+            if not _bracketed(parent, child, side):
+                continue
+            setattr(parent, side, ast.Call(ast.Name(_MARK, ast.Load()), [child], []))
+            text = _unbracketed(ast.unparse(node))
+            setattr(parent, side, child)
+            try:
+                new = ast.parse(text).body[0]
+            except SyntaxError:
+                continue
+            out.append((new, f"a bracket is missing around a {_OPERATIONS[type(child.op)]}: the "
+                             f"{_OPERATIONS[type(parent.op)]} next to it applies to its nearest term only"))
+    return out or None
+
+
+_MARK = "_bracket_"
+
+
+def _bracketed(parent, child, side: str) -> bool:
+    """Whether `child` needs brackets as the `side` operand of `parent`."""
+    if not isinstance(child, ast.BinOp) or type(child.op) not in _PRECEDENCE:
+        return False
+    inner, outer = _PRECEDENCE[type(child.op)], _PRECEDENCE[type(parent.op)]
+    return inner < outer or side == "right" and inner == outer < 3 and not isinstance(parent.op, (ast.Add, ast.Mult))
+
+
+def _unbracketed(text: str) -> str:
+    """`text` with the marked call's name and its brackets taken out."""
+    start = text.index(_MARK + "(")
+    depth, i = 0, start + len(_MARK)
+    while True:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[:start] + text[start + len(_MARK) + 1:i] + text[i + 1:]
+        i += 1
+
+
 def index_off_by_one(node):
     """a[i] read as a[i + 1] or a[i - 1], for a computed index i."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Name, ast.BinOp, ast.UnaryOp)) \
@@ -612,7 +663,8 @@ OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_tran
              transpose_product, transpose_operand, drop_factor, div_for_mult, swap_returned, reshape_sizes,
              ignore_condition, drop_keyword, sibling_function, drop_guard, term_outside, term_inside, unbiased,
              mirror_mask, shift_slice, drop_call, shape_read, drop_step, halves_for_interleaved, index_for_element,
-             boundary, drop_update, reverse, index_off_by_one, negate_exponent, new_axis, add_keepdims]
+             boundary, drop_update, reverse, index_off_by_one, negate_exponent, new_axis, add_keepdims,
+             drop_brackets]
 
 
 def swap_args(notebook_names):

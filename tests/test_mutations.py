@@ -27,6 +27,9 @@ def test_the_operators_rewrite_one_place_each():
     assert {"s = Q @ K.T", "s = Q @ K.T / d", "s = Q @ K.T * np.sqrt(d)"} <= {
         text.splitlines()[1].strip() for text in rewritten["rescale"]}
     assert any("np.swapaxes(K.T, -1, -2) @ np.swapaxes(Q, -1, -2)" in text for text in rewritten["transpose_product"])
+    unbracketed = {v.source.splitlines()[1].strip() for v in derived.variants(
+        "def h(x, m, s, d):\n    return (x - m) / s + 10.0 ** (m / d)\n", [operators.drop_brackets])}
+    assert unbracketed == {"return x - m / s + 10.0 ** (m / d)", "return (x - m) / s + 10.0 ** m / d"}
     reversed_ = [ast.unparse(ast.parse(v.source)) for v in
                  derived.variants("def g(b, x):\n    return np.where(x > 0, b ** x, 0.0)\n", [operators.reverse])]
     assert {"np.where(x > 0, x ** b, 0.0)", "np.where(x > 0, 0.0, b ** x)", "np.where(x < 0, b ** x, 0.0)"} <= {
