@@ -8,7 +8,7 @@ Operators that need the function (its parameters, its variables) are made by a f
 
 Layout: swap_matmul, transpose_product, transpose_operand, drop_transpose, permute_axes,
 reshape_in_place_of_transpose, reshape_sizes, halves_for_interleaved, new_axis. Axes: other_axis,
-drop_keepdims, add_keepdims. Positions and ranges: off_by_one, shift_slice, drop_step, shape_read,
+drop_keepdims, add_keepdims. Positions and ranges: off_by_one, loop_items, shift_slice, drop_step, shape_read,
 index_off_by_one, index_for_element. Scales and signs: rescale, drop_factor, div_for_mult,
 flip_sign, reverse, negate_exponent, drop_brackets. Terms and steps: drop_term, term_outside, term_inside,
 drop_call, drop_update, drop_keyword, drop_guard, ignore_condition, boundary. Functions: mean_for_sum,
@@ -621,6 +621,24 @@ def _unbracketed(text: str) -> str:
         i += 1
 
 
+def loop_items(node):
+    """A loop over a list that skips its first or last item or runs backwards, and a range loop
+    that starts one late: a block, a sequence or a row left out, or taken in the wrong order."""
+    if not isinstance(node, ast.For):
+        return None
+    if _is_call(node.iter, "range") and 1 <= len(node.iter.args) <= 2 and not node.iter.keywords:
+        start = ast.BinOp(node.iter.args[0], ast.Add(), _num(1)) if len(node.iter.args) == 2 else _num(1)
+        new = _edited(node, lambda n: setattr(n.iter, "args", [start, n.iter.args[-1]]))
+        return [(new, "the loop starts one late: its first index is never visited")]
+    if isinstance(node.iter, (ast.Name, ast.Attribute)):
+        name = ast.unparse(node.iter)
+        cut = {"the loop over `{}` skips its first item": ast.Slice(_num(1), None, None),
+               "the loop over `{}` skips its last item": ast.Slice(None, _num(-1), None),
+               "the loop runs over `{}` backwards": ast.Slice(None, None, _num(-1))}
+        return [(_edited(node, lambda n, part=part: setattr(n, "iter", ast.Subscript(n.iter, part, ast.Load()))),
+                 idea.format(name)) for idea, part in cut.items()]
+
+
 def index_off_by_one(node):
     """a[i] read as a[i + 1] or a[i - 1], for a computed index i."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Name, ast.BinOp, ast.UnaryOp)) \
@@ -664,7 +682,7 @@ OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_tran
              ignore_condition, drop_keyword, sibling_function, drop_guard, term_outside, term_inside, unbiased,
              mirror_mask, shift_slice, drop_call, shape_read, drop_step, halves_for_interleaved, index_for_element,
              boundary, drop_update, reverse, index_off_by_one, negate_exponent, new_axis, add_keepdims,
-             drop_brackets]
+             drop_brackets, loop_items]
 
 
 def swap_args(notebook_names):

@@ -30,6 +30,9 @@ def test_the_operators_rewrite_one_place_each():
     unbracketed = {v.source.splitlines()[1].strip() for v in derived.variants(
         "def h(x, m, s, d):\n    return (x - m) / s + 10.0 ** (m / d)\n", [operators.drop_brackets])}
     assert unbracketed == {"return x - m / s + 10.0 ** (m / d)", "return (x - m) / s + 10.0 ** m / d"}
+    loops = {v.idea for v in derived.variants(
+        "def k(self, x):\n    for block in self.blocks:\n        x = block(x)\n    return x\n", [operators.loop_items])}
+    assert "the loop over `self.blocks` skips its first item" in loops
     reversed_ = [ast.unparse(ast.parse(v.source)) for v in
                  derived.variants("def g(b, x):\n    return np.where(x > 0, b ** x, 0.0)\n", [operators.reverse])]
     assert {"np.where(x > 0, x ** b, 0.0)", "np.where(x > 0, 0.0, b ** x)", "np.where(x < 0, b ** x, 0.0)"} <= {
