@@ -702,8 +702,25 @@ def _mistake_result(suite: Suite, mistake: Mistake, call: Call, outputs: dict):
 def _alike(mistake: Mistake, got, wrong, trial: Trial, call: Call) -> bool:
     """The student's outcome `got` is the mistake's `wrong` for `call` (see Mistake.rounding)."""
     if _same(got, wrong, trial.check.tol):
-        return True
+        return not _whole_alone(got, wrong, _reference(trial, call))
     return mistake.rounding and rounding_alike(got, wrong, trial.reference(call), _tolerances(trial.check.tol)[1])
+
+
+def _whole_alone(got, wrong, expected) -> bool:
+    """The student's result is whole numbers where the expected one is not, and the mistake's is
+    not: its fractions were cut off, which a mistake whose small values only round to the same
+    within the tolerance (1e-40 for 0) does not do."""
+    if isinstance(expected, tuple):
+        return isinstance(got, tuple) and isinstance(wrong, tuple) and any(
+            _whole_alone(g, w, e) for g, w, e in zip(got, wrong, expected))
+    return _whole(got) is True and _whole(expected) is False and _whole(wrong) is False
+
+
+def _whole(value) -> bool | None:
+    """Whether an array holds whole numbers only (None: not an array of numbers, or not finite)."""
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "iuf" or not np.isfinite(value).all():
+        return None
+    return bool(np.all(value == np.trunc(value)))
 
 
 def _same(got, wrong, tol) -> bool:

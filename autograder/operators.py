@@ -266,12 +266,15 @@ def drop_factor(node):
         return [(node.left, "a division is left out")]
 
 
+_REDUCTIONS = ("sum", "mean", "max", "norm")   # floored, a quotient by a normaliser leaves 0s and 1s, as zeroed code does
+
+
 def div_for_mult(node):
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mult)):
         if isinstance(node.op, ast.Div):
-            return [(ast.BinOp(node.left, ast.Mult(), node.right), "it multiplies where it should divide"),
-                    (ast.BinOp(node.left, ast.FloorDiv(), node.right),
-                     "an integer division (//) truncates where a true division is needed")]
+            floor = [] if _is_call(node.right, *_REDUCTIONS) else [
+                (ast.BinOp(node.left, ast.FloorDiv(), node.right), "an integer division (//) truncates where a true division is needed")]
+            return [(ast.BinOp(node.left, ast.Mult(), node.right), "it multiplies where it should divide")] + floor
         return [(ast.BinOp(node.left, ast.Div(), node.right), "it divides where it should multiply")]
 
 

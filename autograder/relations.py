@@ -48,7 +48,7 @@ def relation(got, expected) -> str | None:
         return None
     if _equal(g, -e):
         return NEGATED
-    if not _equal(e, np.trunc(e)) and _equal(g, np.trunc(e)):
+    if not _equal(e, np.trunc(e)) and np.trunc(e).any() and _equal(g, np.trunc(e)):
         return TRUNCATED
     factor = _factor(g, e)
     if factor is not None:

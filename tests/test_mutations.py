@@ -78,6 +78,18 @@ def test_two_rewrites_are_made_together_only_at_places_apart():
         "`sum` runs along the wrong axis (axis=0) at two places, in what is returned"
 
 
+def test_whole_numbers_are_said_cut_off_not_named_by_a_rewrite_that_only_rounds_to_them():
+    """Frequencies stored in an integer buffer (1, 0, 0, ...) match, within the tolerance, a rewrite
+    whose tiny values (1e-40) only round to 0: their fractions were cut off, which that rewrite
+    does not do. Gradients that are all 0 (a scale written 1 // n) are not 'the expected ones with
+    their fractions cut off' either, though |g| < 1 truncates to 0."""
+    buffer = "def rope_frequencies(d_k, base=10000.0):\n    omega = np.zeros(d_k // 2, dtype=int)\n" \
+             "    omega[:] = base ** (-np.arange(0, d_k, 2) / d_k)\n    return omega\n"
+    assert _causes(buffer, "rope_frequencies", "lab07_rope_generation") <= {relations.TRUNCATED}
+    e = np.random.default_rng(1).uniform(-0.9, 0.9, (3, 4))
+    assert relations.relation(np.zeros_like(e), e) is None
+
+
 ANSWER = """def scaled_dot_product_attention(Q, K, V):
     d_k = Q.shape[-1]
     scores = Q @ K.T / np.sqrt(d_k)
@@ -87,8 +99,8 @@ ANSWER = """def scaled_dot_product_attention(Q, K, V):
 CATALOGUE = {m.message for m in labs.load("lab05_transformers").suite.parts["scaled_dot_product_attention"].mistakes}
 
 
-def _causes(code: str, part: str = "scaled_dot_product_attention") -> set:
-    result = answers.grade("lab05_transformers", answers.Answer(part, "x", code, False, ""))
+def _causes(code: str, part: str = "scaled_dot_product_attention", lab: str = "lab05_transformers") -> set:
+    result = answers.grade(lab, answers.Answer(part, "x", code, False, ""))
     return {c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis}
 
 
