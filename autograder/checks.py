@@ -31,7 +31,7 @@ from .relations import relations
 from .outcome import CheckResult, PartResult
 from .runners import LocalRunner, PartAborted, StudentError
 from .verdict import CheckFailed, Raised
-from .worker.invoke import Call, execute, inputs
+from .worker.invoke import Call, Rng, execute, inputs
 from .worker.protocol import encode
 
 
@@ -650,9 +650,18 @@ def _sort(value):
 
 
 def _against_reference(trial: "Trial") -> list:
-    """(the student's result, the reference's) for each call of the trial that returned a value."""
-    pairs = [(got, _reference(trial, call)) for call, got in trial.observed]
+    """(the student's result, the reference's) for each call of the trial that returned a value
+    and draws nothing (a draw is one of many right ones: no relation to it says anything)."""
+    pairs = [(got, _reference(trial, call)) for call, got in trial.observed if not _draws(call)]
     return [(g, e) for g, e in pairs if e is not None and not isinstance(g, Raised)]
+
+
+def _draws(call: Call) -> bool:
+    """Whether `call` is given a random generator (`Rng`), itself or through the object it is made on."""
+    given = [*call.args, *call.kwargs.values()]
+    if call.obj is not None:
+        given += [*call.obj.args, *(value for _, value in call.obj.attrs)]
+    return any(isinstance(value, Rng) for value in given)
 
 
 def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, outputs: dict) -> bool:

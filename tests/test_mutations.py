@@ -90,6 +90,16 @@ def test_whole_numbers_are_said_cut_off_not_named_by_a_rewrite_that_only_rounds_
     assert relations.relation(np.zeros_like(e), e) is None
 
 
+def test_no_relation_is_said_of_a_draw():
+    """A batch drawn another way is one of many right draws: where it differs from the reference's
+    draw in one row, that row is not 'a loop that starts one late'."""
+    endpoint = "def get_batch(stream, starts, batch_size, block_size, rng):\n" \
+               "    s = starts[rng.integers(0, len(starts), size=batch_size, endpoint=True)]\n" \
+               "    window = stream[s[:, None] + np.arange(block_size + 1)]\n" \
+               "    return window[:, :-1], window[:, 1:]\n"
+    assert not any(cause.startswith("the result") for cause in _causes(endpoint, "get_batch", "lab06_training"))
+
+
 ANSWER = """def scaled_dot_product_attention(Q, K, V):
     d_k = Q.shape[-1]
     scores = Q @ K.T / np.sqrt(d_k)
