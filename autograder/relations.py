@@ -17,8 +17,8 @@ TRUNCATED = ("the result is the expected one with its fractions cut off: the val
              "integer array (one made from integer positions or ids, or given an integer dtype)")
 RESHAPED = ("the result holds the expected values in the expected order, in another shape: an axis is "
             "merged, split, added or dropped (a reshape back to the expected shape is missing or wrong)")
-EDGE = ("the result is right everywhere except at its {end} entry{along}: a loop or a slice that {how}, or "
-        "that entry handled apart, leaves such a gap")
+EDGE = ("the result is right everywhere except at its {end} entry{along}, which is left at zero: a loop or a "
+        "slice that {how} never fills it")
 SHORT = "the result is the expected one without its {end} entry{along}: a loop or a slice {how}"
 _ENDS = {"first": "starts one late", "last": "stops one short"}
 SCALED = ("every entry is the expected one times the same factor ({factors}): a scale is missing, "
@@ -112,12 +112,17 @@ def _ends(e, axis: int):
 
 
 def _edge(g, e) -> str | None:
-    """EDGE, where `g` differs from `e` at one end of one axis alone."""
+    """EDGE, where `g` differs from `e` at one end of one axis alone, and holds zeros there (an
+    entry that differs for another reason, such as the one row a causal mask leaves a single
+    key, is no sign of a loop)."""
     found = [(axis, end) for axis in range(e.ndim) if e.shape[axis] >= 2
              for (end, rest), (_, mine) in zip(_ends(e, axis), _ends(g, axis)) if _equal(mine, rest)]
     if len(found) != 1:
         return None
     (axis, end), = found
+    index = 0 if end == "first" else -1
+    if np.take(g, index, axis=axis).any():
+        return None
     return EDGE.format(end=end, along=_along(axis, e.ndim), how=_ENDS[end])
 
 

@@ -184,6 +184,7 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     first_row_left = np.vstack([np.zeros((1, 6)), e[1:]])                          # range(1, N)
     assert relations.relation(first_row_left, e) == relations.EDGE.format(end="first", along=" along axis 0",
                                                                           how="starts one late")
+    assert relations.relation(np.vstack([e[:1] + 1, e[1:]]), e) is None             # not left at zero: no loop
     assert relations.relation("ello", "hello") == relations.SHORT.format(end="first", along="", how="starts one late")
     assert relations.relation(e[:, :-1], e) == relations.SHORT.format(end="last", along=" along axis 1",
                                                                       how="stops one short")
