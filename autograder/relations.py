@@ -1,6 +1,7 @@
 """What a wrong result is of the right one, read from the values alone: transposed, the right
 numbers in other places or in another shape, scaled by a constant, negated, truncated to integers,
-shifted by one position, wrong at one end of an axis only, or short of one end. Such a relation holds whatever code produced it, so it is said where no mistake (catalogued or derived)
+shifted by one position, left at zero at one end of an axis only, or short of one end. Such a
+relation holds whatever code produced it, so it is said where no mistake (catalogued or derived)
 reproduces the student's results: it is true of their results by construction, and it points at
 the kind of mistake to look for.
 """
