@@ -26,12 +26,12 @@ import numpy as np
 
 from . import verdict
 from .compare import close, kind, mismatch
-from .derived import derive
+from .derived import derive, paired
 from .relations import relations
 from .outcome import CheckResult, PartResult
 from .runners import LocalRunner, PartAborted, StudentError
 from .verdict import CheckFailed, Raised
-from .worker.invoke import Call, execute, inputs
+from .worker.invoke import Call, Rng, execute, inputs
 from .worker.protocol import encode
 
 
@@ -81,6 +81,7 @@ class Mistake:
     rounding: bool = False      # its idea is a lower precision (float32): the student's results
     #                             are its own if they are off from the reference by as much as its
     #                             own are (rounding_alike), wherever the code rounds
+    rewrite: object = None      # a derived mistake's rewrite of the reference (derived.Derived)
 
 
 IN_PLACE = Mistake("*", "in_place", *verdict.IN_PLACE[:1], None, verdict.IN_PLACE[1])
@@ -181,13 +182,27 @@ class Suite:
         """The mistakes derived from the reference's `part` by the mutation operators
         (derived.derive), built on first use."""
         if part not in self._derived:
-            target = self.reference[part]
-            target = target.forward if self.kinds[part] == "class" else target
+            target = self._target(part)
             module = target.__globals__
             names = {n for n, v in module.items() if getattr(v, "__module__", None) == target.__module__}
-            self._derived[part] = [Mistake(part, f"derived-{i}", idea, impl, nonfinite=nonfinite)
-                                   for i, (idea, impl, nonfinite) in enumerate(derive(target, names))]
+            self._derived[part] = [Mistake(part, f"derived-{i}", d.idea, d.impl, nonfinite=d.nonfinite, rewrite=d)
+                                   for i, d in enumerate(derive(target, names))]
         return self._derived[part]
+
+    def _target(self, part: str):
+        """The function whose rewrites are `part`'s derived mistakes (a class's forward)."""
+        reference = self.reference[part]
+        return reference.forward if self.kinds[part] == "class" else reference
+
+    def pairs(self, mistakes: list) -> list:
+        """The derived mistakes made two at a time (derived.paired): one function's rewrites at places apart."""
+        out = []
+        for i, first in enumerate(mistakes):
+            for second in mistakes[i + 1:]:
+                if (both := paired(self._target(first.part), first.rewrite, second.rewrite)):
+                    out.append(Mistake(first.part, f"{first.key}+{second.key}", both.idea, both.impl,
+                                       nonfinite=both.nonfinite, rewrite=both))
+        return out
 
     def one_program(self, mistakes: list) -> bool:
         """The mistakes (at most MAX_ALIKE ideas) return the same values on the hidden calls of
@@ -547,13 +562,11 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
         if all(got is None for _, got in trial.observed):
             result.diagnosis, result.fix = NO_RETURN.message, NO_RETURN.fix
             continue
-        catalogued = [m for m in part.mistakes if m.impl]
-        for mistakes in (catalogued, suite.derived(part.name) if _like_reference(trial) else []):
-            fits = [m for m in mistakes if explains(suite, m, trial, trials, outputs)]
-            if fits:
+        for mistakes in _candidates(suite, part, trial, [t for t, _ in failed], outputs):
+            if fits := [m for m in mistakes if explains(suite, m, trial, trials, outputs)]:
                 break
         named = verdict.only_fit([(m.message, m.fix) for m in fits])
-        if not named and fits and mistakes is not catalogued and suite.one_program(fits):
+        if not named and fits and fits[0].rewrite and suite.one_program(fits):
             named = (ALIKE.join(dict.fromkeys(m.message for m in fits)), "")
         if not named and (shared := relations(_against_reference(trial))):
             named = (shared, "")
@@ -561,15 +574,69 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
             result.diagnosis, result.fix = named
 
 
+def _candidates(suite: Suite, part: Part, trial: "Trial", failed: list, outputs: dict):
+    """The catalogue; where the student's results are of the reference's sort, the derived
+    mistakes; then the derived mistakes nearest the student's results, two at a time."""
+    yield [m for m in part.mistakes if m.impl]
+    if _like_reference(trial):
+        derived = suite.derived(part.name)
+        yield derived
+        if ("pairs", part.name) not in outputs:
+            outputs["pairs", part.name] = suite.pairs(_nearest(suite, derived, failed, outputs))
+        yield outputs["pairs", part.name]
+
+
+PAIRED = 12     # how many of the derived mistakes nearest a student's results are tried two at a time
+APART = 1e3     # how far a number is from NaN or inf, for _nearest
+
+
+def _nearest(suite: Suite, mistakes: list, failed: list, outputs: dict) -> list:
+    """The PAIRED mistakes whose results on the failed checks are nearest the student's, and
+    nearer than the reference's, nearest first (two alike here may differ once paired)."""
+    scored = []
+    for mistake in mistakes:
+        near = far = 0.0
+        for trial, (call, got) in ((trial, observed) for trial in failed for observed in trial.observed):
+            values = [_reals(v) for v in (_mistake_result(suite, mistake, call, outputs), got, _reference(trial, call))]
+            if any(v is None for v in values) or len({v.shape for v in values}) > 1:
+                break
+            wrong, got, expected = values
+            near, far = near + _apart(wrong, got), far + _apart(expected, got)
+        else:
+            if near < far:
+                scored.append((near / far, len(scored), mistake))
+    return [mistake for *_, mistake in sorted(scored)[:PAIRED]]
+
+
+def _reals(value):
+    """A result's real numbers, flattened (a tuple's items one after another), or None."""
+    items = value if isinstance(value, tuple) else (value,)
+    if not items or not all(isinstance(v, (np.ndarray, np.number, int, float)) and np.asarray(v).dtype.kind in "biuf"
+                            for v in items):
+        return None
+    return np.concatenate([np.asarray(v, dtype=float).ravel() for v in items])
+
+
+def _apart(a: np.ndarray, b: np.ndarray) -> float:
+    """The summed distance of two results, a NaN or inf APART from any other value and 0 from its like."""
+    both = np.isfinite(a) & np.isfinite(b)
+    alike = ~both & ((a == b) | np.isnan(a) & np.isnan(b))
+    return float(np.abs(a[both] - b[both]).sum() + APART * np.count_nonzero(~both & ~alike))
+
+
+def _reference(trial: "Trial", call: Call):
+    try:
+        return trial.reference(call)
+    except Exception:  # a call the reference cannot make alone (it is part of a property)
+        return None
+
+
 def _like_reference(trial: "Trial") -> bool:
     """Every result the student returned is of the reference's sort (real numbers for real numbers,
     a tuple of as many items, a string for a string): only then may a rewrite of the reference give it."""
     for call, got in trial.observed:
-        try:
-            expected = trial.reference(call)
-        except Exception:  # a call the reference cannot make alone (it is part of a property)
-            continue
-        if not isinstance(got, Raised) and _sort(got) != _sort(expected):
+        expected = _reference(trial, call)
+        if expected is not None and not isinstance(got, Raised) and _sort(got) != _sort(expected):
             return False
     return True
 
@@ -583,14 +650,18 @@ def _sort(value):
 
 
 def _against_reference(trial: "Trial") -> list:
-    """(the student's result, the reference's) for each call of the trial that returned a value."""
-    pairs = []
-    for call, got in trial.observed:
-        try:
-            pairs.append((got, trial.reference(call)))
-        except Exception:  # a call the reference cannot make alone (it is part of a property)
-            continue
-    return [(g, e) for g, e in pairs if not isinstance(g, Raised)]
+    """(the student's result, the reference's) for each call of the trial that returned a value
+    and draws nothing (a draw is one of many right ones: no relation to it says anything)."""
+    pairs = [(got, _reference(trial, call)) for call, got in trial.observed if not _draws(call)]
+    return [(g, e) for g, e in pairs if e is not None and not isinstance(g, Raised)]
+
+
+def _draws(call: Call) -> bool:
+    """Whether `call` is given a random generator (`Rng`), itself or through the object it is made on."""
+    given = [*call.args, *call.kwargs.values()]
+    if call.obj is not None:
+        given += [*call.obj.args, *(value for _, value in call.obj.attrs)]
+    return any(isinstance(value, Rng) for value in given)
 
 
 def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, outputs: dict) -> bool:
@@ -640,8 +711,25 @@ def _mistake_result(suite: Suite, mistake: Mistake, call: Call, outputs: dict):
 def _alike(mistake: Mistake, got, wrong, trial: Trial, call: Call) -> bool:
     """The student's outcome `got` is the mistake's `wrong` for `call` (see Mistake.rounding)."""
     if _same(got, wrong, trial.check.tol):
-        return True
+        return not _whole_alone(got, wrong, _reference(trial, call))
     return mistake.rounding and rounding_alike(got, wrong, trial.reference(call), _tolerances(trial.check.tol)[1])
+
+
+def _whole_alone(got, wrong, expected) -> bool:
+    """The student's result is whole numbers where the expected one is not, and the mistake's is
+    not: its fractions were cut off, which a mistake whose small values only round to the same
+    within the tolerance (1e-40 for 0) does not do."""
+    if isinstance(expected, tuple):
+        return isinstance(got, tuple) and isinstance(wrong, tuple) and any(
+            _whole_alone(g, w, e) for g, w, e in zip(got, wrong, expected))
+    return _whole(got) is True and _whole(expected) is False and _whole(wrong) is False
+
+
+def _whole(value) -> bool | None:
+    """Whether an array holds whole numbers only (None: not an array of numbers, or not finite)."""
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "iuf" or not np.isfinite(value).all():
+        return None
+    return bool(np.all(value == np.trunc(value)))
 
 
 def _same(got, wrong, tol) -> bool:

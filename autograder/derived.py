@@ -7,7 +7,7 @@ The hidden suite asks the catalogue first and these only where no catalogued mis
 (checks.diagnose_part): a derived idea is named when it alone fits, or, when several fit that
 return the same values on another salt's calls too, all of them (one program described in several
 ways). A rewrite that the inputs cannot tell apart from another that says something else is not
-named.
+named. Where no single rewrite fits, two rewrites of one function made together may (`paired`).
 """
 import ast
 import inspect
@@ -15,8 +15,8 @@ import textwrap
 import types
 from dataclasses import dataclass
 
-from .operators import (NONFINITE, OPERATORS, STATEMENT, default_for_parameter, exchange_roles, local_names,
-                        other_name, parameters, swap_args)
+from .operators import (NONFINITE, OPERATORS, STATEMENT, assigned_lines, default_for_parameter, exchange_roles,
+                        local_names, other_name, parameters, swap_args)
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Variant:
     operator: str
     idea: str               # what the rewrite does, in a student's terms
     where: str              # ", where `scores` is computed", or ""
+    edits: tuple            # ((start, end, text), ...): byte ranges of the function's source and their new text
     source: str             # the rewritten function
 
 
@@ -52,18 +53,23 @@ def _statements(function) -> dict:
     return owner
 
 
-def _spliced(source: bytes, lines: list, edits: list) -> str:
-    """`source` with each (node, replacement) edit's text put where the node's is."""
-    for node, replacement in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
-        start = lines[node.lineno - 1] + node.col_offset
-        end = lines[node.end_lineno - 1] + node.end_col_offset
-        text = ast.unparse(replacement)
-        if isinstance(node, ast.stmt):
-            text = text.replace("\n", "\n" + " " * node.col_offset)
-        elif not isinstance(node, ast.Slice):
-            text = f"({text})"
-        source = source[:start] + text.encode() + source[end:]
-    return source.decode()
+def _edit(lines: list, node, replacement) -> tuple:
+    """(start, end, text): the byte range of `node` (`lines`: where each line starts) and the text that takes its place."""
+    start = lines[node.lineno - 1] + node.col_offset
+    end = lines[node.end_lineno - 1] + node.end_col_offset
+    text = ast.unparse(replacement)
+    if isinstance(node, ast.stmt):
+        text = text.replace("\n", "\n" + " " * node.col_offset)
+    elif not isinstance(node, ast.Slice):
+        text = f"({text})"
+    return start, end, text
+
+
+def _spliced(source: str, edits) -> str:
+    encoded = source.encode()
+    for start, end, text in sorted(edits, reverse=True):
+        encoded = encoded[:start] + text.encode() + encoded[end:]
+    return encoded.decode()
 
 
 def variants(source: str, operators) -> list:
@@ -91,10 +97,11 @@ def variants(source: str, operators) -> list:
         lines.append(lines[-1] + len(line))
     out, seen = [], {source}
     for operator, idea, where, edits in single:
-        text = _spliced(encoded, lines, edits)
+        edits = tuple(_edit(lines, node, replacement) for node, replacement in edits)
+        text = _spliced(source, edits)
         if text not in seen:
             seen.add(text)
-            out.append(Variant(operator, idea, where, text))
+            out.append(Variant(operator, idea, where, edits, text))
     return out
 
 
@@ -128,25 +135,55 @@ def _with_global(function, name: str, value):
     return new
 
 
+@dataclass(frozen=True)
+class Derived:
+    idea: str
+    impl: object            # a function that takes the target's place
+    nonfinite: bool         # the idea is about values that overflow or are undefined (Mistake.nonfinite)
+    function: object        # the function rewritten: the target or a reference function it calls
+    variant: Variant
+
+
+def _in_place_of(target, function, source: str):
+    """`target` with `function` rewritten as `source`."""
+    rewritten = compiled(source, target.__globals__)
+    return rewritten if function is target else _with_global(target, function.__name__, rewritten)
+
+
+def _said(target, function, idea: str) -> str:
+    return idea if function is target else f"{idea}, in the step that `{function.__name__}` performs"
+
+
 def derive(target, notebook_names) -> list:
-    """[(idea, impl, nonfinite)]: the rewrites of `target` (a graded function, or a class's forward) and of the
+    """[Derived]: the rewrites of `target` (a graded function, or a class's forward) and of the
     reference functions it calls, each as a function that takes `target`'s place; per function,
-    in the order of the operators (a step left out before a variable read in its place).
-    `nonfinite`: the rewrite's idea is about values that overflow or are undefined (Mistake.nonfinite)."""
-    module = target.__globals__
+    in the order of the operators (a step left out before a variable read in its place)."""
     out = []
-    for function in [target] + _callees(target, module):
+    for function in [target] + _callees(target, target.__globals__):
         source = function_source(function)
         tree = ast.parse(source).body[0]
         operators = OPERATORS + [swap_args(notebook_names)] + (
-            [other_name(local_names(tree), parameters(tree)), exchange_roles(parameters(tree)),
+            [other_name(local_names(tree), parameters(tree), assigned_lines(tree)), exchange_roles(parameters(tree)),
              default_for_parameter(tree)] if function is target else [])
         order = [operator.__name__ for operator in operators]
         for v in sorted(variants(source, operators), key=lambda v: order.index(v.operator)):
-            nonfinite = v.operator in NONFINITE
-            if function is target:
-                out.append((v.idea + v.where, compiled(v.source, module), nonfinite))
-                continue
-            out.append((f"{v.idea}, in the step that `{function.__name__}` performs",
-                        _with_global(target, function.__name__, compiled(v.source, module)), nonfinite))
+            out.append(Derived(_said(target, function, v.idea + v.where), _in_place_of(target, function, v.source),
+                               v.operator in NONFINITE, function, v))
     return out
+
+
+def paired(target, first: Derived, second: Derived) -> Derived | None:
+    """The two rewrites made together, when they rewrite one function at places apart."""
+    if first.function is not second.function or any(
+            a < d and c < b for a, b, _ in first.variant.edits for c, d, _ in second.variant.edits):
+        return None
+    edits = first.variant.edits + second.variant.edits
+    (one, here), (other, there) = (first.variant.idea, first.variant.where), (second.variant.idea, second.variant.where)
+    if one == other:
+        idea = f"{one} at two places{here if here == there else here + ' and' + there.removeprefix(',')}"
+    else:
+        idea = f"two things at once: {one + here}; and also {other + there}"
+    variant = Variant(first.variant.operator, idea, "", edits, _spliced(function_source(first.function), edits))
+    return Derived(_said(target, first.function, idea),
+                   _in_place_of(target, first.function, variant.source),
+                   first.nonfinite or second.nonfinite, first.function, variant)

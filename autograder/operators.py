@@ -8,15 +8,16 @@ Operators that need the function (its parameters, its variables) are made by a f
 
 Layout: swap_matmul, transpose_product, transpose_operand, drop_transpose, permute_axes,
 reshape_in_place_of_transpose, reshape_sizes, halves_for_interleaved, new_axis. Axes: other_axis,
-drop_keepdims, add_keepdims. Positions and ranges: off_by_one, shift_slice, drop_step, shape_read,
+drop_keepdims, add_keepdims. Positions and ranges: off_by_one, loop_items, shift_slice, drop_step, shape_read,
 index_off_by_one, index_for_element. Scales and signs: rescale, drop_factor, div_for_mult,
-flip_sign, reverse, negate_exponent. Terms and steps: drop_term, term_outside, term_inside,
+flip_sign, reverse, negate_exponent, drop_brackets. Terms and steps: drop_term, term_outside, term_inside,
 drop_call, drop_update, drop_keyword, drop_guard, ignore_condition, boundary. Functions: mean_for_sum,
 sibling_function, unbiased, finite_mask, mirror_mask. Arguments and variables: swap_args,
 swap_returned, other_name, exchange_roles, default_for_parameter.
 """
 import ast
 import copy
+import itertools
 
 # Each takes a node and returns [(replacement, idea), ...] or None. An idea says what the code
 # does wrong, never the code that would fix it. A third item, a group's idea, also rewrites every
@@ -130,6 +131,9 @@ def other_axis(node):
                        f"`{_name(node)}` runs over axis {axes[0]} only, not over all of {tuple(axes)}")]
     if _int(k.value) is None:
         return None
+    whole = _edited(node, lambda n: setattr(n, "keywords", [k for k in n.keywords if k.arg != "axis"]))
+    out.append((whole, f"`{_name(node)}` runs over the whole array instead of along one axis",
+                "the reductions run over the whole array instead of along one axis"))
     for axis in (-1, 0, 1, -2):
         if axis != _int(k.value):
             new = _edited(node, lambda n, axis=axis: setattr(_keyword(n, "axis"), "value", _num(axis)))
@@ -262,12 +266,15 @@ def drop_factor(node):
         return [(node.left, "a division is left out")]
 
 
+_REDUCTIONS = ("sum", "mean", "max", "norm")   # floored, a quotient by a normaliser leaves 0s and 1s, as zeroed code does
+
+
 def div_for_mult(node):
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mult)):
         if isinstance(node.op, ast.Div):
-            return [(ast.BinOp(node.left, ast.Mult(), node.right), "it multiplies where it should divide"),
-                    (ast.BinOp(node.left, ast.FloorDiv(), node.right),
-                     "an integer division (//) truncates where a true division is needed")]
+            floor = [] if _is_call(node.right, *_REDUCTIONS) else [
+                (ast.BinOp(node.left, ast.FloorDiv(), node.right), "an integer division (//) truncates where a true division is needed")]
+            return [(ast.BinOp(node.left, ast.Mult(), node.right), "it multiplies where it should divide")] + floor
         return [(ast.BinOp(node.left, ast.Div(), node.right), "it divides where it should multiply")]
 
 
@@ -321,17 +328,21 @@ def drop_keyword(node):
         return out
 
 
-_SIBLING_FUNCTIONS = {"sin": "cos", "cos": "sin", "log2": "log", "log": "log2", "max": "min", "min": "max",
-                      "argmax": "argmin", "argmin": "argmax", "maximum": "minimum", "minimum": "maximum"}
+_SIBLING_FUNCTIONS = {"sin": ["cos"], "cos": ["sin"], "log2": ["log", "log10"], "log": ["log2", "log10"],
+                      "max": ["min"], "min": ["max"], "argmax": ["argmin"], "argmin": ["argmax"],
+                      "maximum": ["minimum"], "minimum": ["maximum"]}
 
 
 def sibling_function(node):
-    """A function for its sibling: cos for sin, the natural log for log2, min for max."""
+    """A function for its sibling: cos for sin, another base's logarithm, min for max."""
     name = _name(node)
     if isinstance(node, ast.Call) and name in _SIBLING_FUNCTIONS:
-        new = copy.deepcopy(node)
-        setattr(new.func, "attr" if isinstance(new.func, ast.Attribute) else "id", _SIBLING_FUNCTIONS[name])
-        return [(new, f"`{_SIBLING_FUNCTIONS[name]}` is used where `{name}` belongs")]
+        out = []
+        for sibling in _SIBLING_FUNCTIONS[name]:
+            new = copy.deepcopy(node)
+            setattr(new.func, "attr" if isinstance(new.func, ast.Attribute) else "id", sibling)
+            out.append((new, f"`{sibling}` is used where `{name}` belongs"))
+        return out
 
 
 def drop_guard(node):
@@ -389,14 +400,18 @@ _BUILDERS = {"arange", "zeros", "ones", "full", "empty", "array", "asarray", "re
 _METHODS_OF_ARRAYS = {"get", "items", "keys", "values", "choice", "integers", "random", "standard_normal"}
 
 
-def other_name(names, parameters):
+def other_name(names, parameters, assigned=None):
     """The operator that reads another variable of the function where one is read: a sibling (dk
-    for dq, W_K for W_Q, d_model for d_k, ln2_g for ln1_g) or an argument (x for t3, V for Q)."""
+    for dq, W_K for W_Q, d_model for d_k, ln2_g for ln1_g), an argument (x for t3, V for Q) or a
+    variable assigned on an earlier line (scores for weights). `assigned`: {name: its first line}."""
+    assigned = assigned or {}
+
     def other_name(node):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
             return [(ast.Name(n, ast.Load()), f"`{n}` is used where `{node.id}` belongs",
                      STATEMENT + f"`{n}` is used where `{node.id}` belongs")
-                    for n in sorted(names) if n != node.id and (n in parameters or _siblings(n, node.id))]
+                    for n in sorted(names) if n != node.id and (
+                        n in parameters or _siblings(n, node.id) or assigned.get(n, node.lineno) < node.lineno)]
         if isinstance(node, ast.Attribute) and _is_self(node.value) and node.attr in names:
             return [(ast.Attribute(node.value, n, ast.Load()), f"`self.{n}` is used where `self.{node.attr}` belongs")
                     for n in sorted(names) if n != node.attr and _siblings(n, node.attr)]
@@ -418,6 +433,15 @@ def _is_self(node) -> bool:
 
 def parameters(function: ast.FunctionDef) -> set:
     return {a.arg for a in function.args.args + function.args.kwonlyargs if a.arg != "self"}
+
+
+def assigned_lines(function: ast.FunctionDef) -> dict:
+    """{name: the first line that assigns it} for the variables of `function`."""
+    lines = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            lines[node.id] = min(lines.get(node.id, node.lineno), node.lineno)
+    return lines
 
 
 def local_names(function: ast.FunctionDef) -> set:
@@ -533,13 +557,89 @@ def exchange_roles(parameters):
 
 
 def reverse(node):
-    """a - b written b - a, and a comparison pointing the other way (x < 0 for x > 0)."""
+    """a - b written b - a, a ** b written b ** a, np.where's branches exchanged, and a comparison
+    pointing the other way (x < 0 for x > 0)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
         return [(ast.BinOp(node.right, ast.Sub(), node.left), "a difference is taken the other way round")]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not isinstance(node.right, ast.Constant):
+        return [(ast.BinOp(node.right, ast.Pow(), node.left),
+                 "a power is taken the other way round: the exponent is raised to the power of the base")]
+    if _is_call(node, "where") and len(node.args) == 3:
+        new = _edited(node, lambda n: setattr(n, "args", [n.args[0], n.args[2], n.args[1]]))
+        return [(new, "the two branches of np.where are exchanged: the condition picks the other one")]
     flips = {ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE, ast.LtE: ast.GtE}
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in flips:
         new = _edited(node, lambda n: n.ops.__setitem__(0, flips[type(n.ops[0])]()))
         return [(new, "a comparison points the wrong way (< for >, or the reverse)")]
+
+
+_PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Mod: 2, ast.MatMult: 2,
+               ast.Pow: 3}
+_OPERATIONS = {ast.Add: "addition", ast.Sub: "subtraction", ast.Mult: "multiplication", ast.Div: "division",
+               ast.FloorDiv: "division", ast.Mod: "remainder", ast.MatMult: "matrix product", ast.Pow: "power"}
+
+
+def drop_brackets(node):
+    """(a - b) / c written a - b / c, a ** (b / c) written a ** b / c: a bracket left out of a
+    statement, which Python then reads by its precedence (the whole statement is re-read)."""
+    if not isinstance(node, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) or node.value is None:
+        return None
+    out = []
+    for parent in [n for n in ast.walk(node.value) if isinstance(n, ast.BinOp) and type(n.op) in _PRECEDENCE]:
+        for side in ("left", "right"):
+            child = getattr(parent, side)
+            if not _bracketed(parent, child, side):
+                continue
+            setattr(parent, side, ast.Call(ast.Name(_MARK, ast.Load()), [child], []))
+            text = _unbracketed(ast.unparse(node))
+            setattr(parent, side, child)
+            try:
+                new = ast.parse(text).body[0]
+            except SyntaxError:
+                continue
+            out.append((new, f"a bracket is missing around a {_OPERATIONS[type(child.op)]}: the "
+                             f"{_OPERATIONS[type(parent.op)]} next to it applies to its nearest term only"))
+    return out or None
+
+
+_MARK = "_bracket_"
+
+
+def _bracketed(parent, child, side: str) -> bool:
+    """Whether `child` needs brackets as the `side` operand of `parent`."""
+    if not isinstance(child, ast.BinOp) or type(child.op) not in _PRECEDENCE:
+        return False
+    inner, outer = _PRECEDENCE[type(child.op)], _PRECEDENCE[type(parent.op)]
+    return inner < outer or side == "right" and inner == outer < 3 and not isinstance(parent.op, (ast.Add, ast.Mult))
+
+
+def _unbracketed(text: str) -> str:
+    """`text` with the marked call's name and its brackets taken out."""
+    start = text.index(_MARK + "(")
+    depth, i = 0, start + len(_MARK)
+    while True:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[:start] + text[start + len(_MARK) + 1:i] + text[i + 1:]
+        i += 1
+
+
+def loop_items(node):
+    """A loop over a list that skips its first or last item or runs backwards, and a range loop
+    that starts one late: a block, a sequence or a row left out, or taken in the wrong order."""
+    if not isinstance(node, ast.For):
+        return None
+    if _is_call(node.iter, "range") and 1 <= len(node.iter.args) <= 2 and not node.iter.keywords:
+        start = ast.BinOp(node.iter.args[0], ast.Add(), _num(1)) if len(node.iter.args) == 2 else _num(1)
+        new = _edited(node, lambda n: setattr(n.iter, "args", [start, n.iter.args[-1]]))
+        return [(new, "the loop starts one late: its first index is never visited")]
+    if isinstance(node.iter, (ast.Name, ast.Attribute)):
+        name = ast.unparse(node.iter)
+        cut = {"the loop over `{}` skips its first item": ast.Slice(_num(1), None, None),
+               "the loop over `{}` skips its last item": ast.Slice(None, _num(-1), None),
+               "the loop runs over `{}` backwards": ast.Slice(None, None, _num(-1))}
+        return [(_edited(node, lambda n, part=part: setattr(n, "iter", ast.Subscript(n.iter, part, ast.Load()))),
+                 idea.format(name)) for idea, part in cut.items()]
 
 
 def index_off_by_one(node):
@@ -584,15 +684,21 @@ OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_tran
              transpose_product, transpose_operand, drop_factor, div_for_mult, swap_returned, reshape_sizes,
              ignore_condition, drop_keyword, sibling_function, drop_guard, term_outside, term_inside, unbiased,
              mirror_mask, shift_slice, drop_call, shape_read, drop_step, halves_for_interleaved, index_for_element,
-             boundary, drop_update, reverse, index_off_by_one, negate_exponent, new_axis, add_keepdims]
+             boundary, drop_update, reverse, index_off_by_one, negate_exponent, new_axis, add_keepdims,
+             drop_brackets, loop_items]
 
 
 def swap_args(notebook_names):
-    """The operator that swaps the first two arguments of a call to a notebook function."""
+    """The operator that swaps two positional arguments of a call to a notebook function."""
     def swap_args(node):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in notebook_names \
-                and len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
-            new = copy.deepcopy(node)
-            new.args[0], new.args[1] = new.args[1], new.args[0]
-            return [(new, f"the first two arguments of `{node.func.id}` are passed in the wrong order")]
+                and not any(isinstance(a, ast.Starred) for a in node.args):
+            out = []
+            for i, j in itertools.combinations(range(len(node.args)), 2):
+                new = copy.deepcopy(node)
+                new.args[i], new.args[j] = new.args[j], new.args[i]
+                which = "the first two arguments" if (i, j) == (0, 1) else f"arguments {i + 1} and {j + 1}"
+                out.append((new, f"{which} of `{node.func.id}` are passed in the wrong order",
+                            f"{which} of every call to `{node.func.id}` are passed in the wrong order"))
+            return out
     return swap_args

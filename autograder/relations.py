@@ -1,6 +1,6 @@
 """What a wrong result is of the right one, read from the values alone: transposed, the right
-numbers in other places, scaled by a constant, negated, truncated to integers, or shifted by one
-position. Such a
+numbers in other places or in another shape, scaled by a constant, negated, truncated to integers,
+shifted by one position, left at zero at one end of an axis only, or short of one end. Such a
 relation holds whatever code produced it, so it is said where no mistake (catalogued or derived)
 reproduces the student's results: it is true of their results by construction, and it points at
 the kind of mistake to look for.
@@ -16,6 +16,12 @@ SHIFTED = ("the result is the expected one shifted by one along axis {axis}: an 
            "or indices (counting from 1, or a slice one too far)")
 TRUNCATED = ("the result is the expected one with its fractions cut off: the values are stored in an "
              "integer array (one made from integer positions or ids, or given an integer dtype)")
+RESHAPED = ("the result holds the expected values in the expected order, in another shape: an axis is "
+            "merged, split, added or dropped (a reshape back to the expected shape is missing or wrong)")
+EDGE = ("the result is right everywhere except at its {end} entry{along}, which is left at zero: a loop or a "
+        "slice that {how} never fills it")
+SHORT = "the result is the expected one without its {end} entry{along}: a loop or a slice {how}"
+_ENDS = {"first": "starts one late", "last": "stops one short"}
 SCALED = ("every entry is the expected one times the same factor ({factors}): a scale is missing, "
           "doubled or inverted")
 
@@ -28,19 +34,22 @@ def relation(got, expected) -> str | None:
             return None
         found = {relation(g, e) for g, e in zip(got, expected) if not _equal(g, e)}
         return found.pop() if len(found) == 1 else None
+    if isinstance(got, str) and isinstance(expected, str):
+        return _short(list(got), list(expected)) if got != expected else None
     g, e = _real(got), _real(expected)
-    if g is None or e is None:
+    if g is None or e is None or e.size < 3 or not (np.isfinite(g).all() and np.isfinite(e).all()) or _equal(g, e):
         return None
-    if g.shape != e.shape and g.shape != e.shape[:-2] + e.shape[:-3:-1] or e.size < 4 \
-            or not (np.isfinite(g).all() and np.isfinite(e).all()) or _equal(g, e):
-        return None
-    if e.ndim >= 2 and g.shape == e.shape[:-2] + e.shape[:-3:-1] and _equal(g, np.swapaxes(e, -1, -2)):
-        return TRANSPOSED
     if g.shape != e.shape:
+        if g.size == e.size and _equal(g.ravel(), e.ravel()):
+            return RESHAPED
+        if e.ndim >= 2 and g.shape == e.shape[:-2] + e.shape[:-3:-1] and _equal(g, np.swapaxes(e, -1, -2)):
+            return TRANSPOSED
+        return _short(g, e) if g.ndim == e.ndim else None
+    if e.size < 4:
         return None
     if _equal(g, -e):
         return NEGATED
-    if not _equal(e, np.trunc(e)) and _equal(g, np.trunc(e)):
+    if not _equal(e, np.trunc(e)) and np.trunc(e).any() and _equal(g, np.trunc(e)):
         return TRUNCATED
     factor = _factor(g, e)
     if factor is not None:
@@ -50,7 +59,7 @@ def relation(got, expected) -> str | None:
             return SHIFTED.format(axis=axis - e.ndim)
     if np.allclose(np.sort(g, axis=None), np.sort(e, axis=None), rtol=1e-8, atol=1e-10):
         return REARRANGED
-    return None
+    return _edge(g, e)
 
 
 def relations(pairs: list) -> str | None:
@@ -94,3 +103,40 @@ def _shifted(a, b, axis: int) -> bool:
     """a[..., 1:, ...] equals b[..., :-1, ...] along `axis` (b shifted forward by one)."""
     n = a.shape[axis]
     return _equal(np.take(a, range(1, n), axis=axis), np.take(b, range(0, n - 1), axis=axis))
+
+
+def _ends(e, axis: int):
+    """(end, e without its entry at that end along `axis`) for both ends."""
+    n = len(e) if isinstance(e, list) else e.shape[axis]
+    for end, rest in (("first", range(1, n)), ("last", range(n - 1))):
+        yield end, [e[i] for i in rest] if isinstance(e, list) else np.take(e, rest, axis=axis)
+
+
+def _edge(g, e) -> str | None:
+    """EDGE, where `g` differs from `e` at one end of one axis alone, and holds zeros there (an
+    entry that differs for another reason, such as the one row a causal mask leaves a single
+    key, is no sign of a loop)."""
+    found = [(axis, end) for axis in range(e.ndim) if e.shape[axis] >= 2
+             for (end, rest), (_, mine) in zip(_ends(e, axis), _ends(g, axis)) if _equal(mine, rest)]
+    if len(found) != 1:
+        return None
+    (axis, end), = found
+    index = 0 if end == "first" else -1
+    if np.take(g, index, axis=axis).any():
+        return None
+    return EDGE.format(end=end, along=_along(axis, e.ndim), how=_ENDS[end])
+
+
+def _short(g, e) -> str | None:
+    """SHORT, where `g` (a list or an array) is `e` without the entry at one end of one axis."""
+    sizes = ([len(g)], [len(e)]) if isinstance(e, list) else (g.shape, e.shape)
+    axes = [axis for axis, (m, n) in enumerate(zip(*sizes)) if m != n]
+    if len(axes) != 1 or sizes[0][axes[0]] != sizes[1][axes[0]] - 1 or sizes[1][axes[0]] < 3:
+        return None
+    found = [end for end, rest in _ends(e, axes[0]) if (g == rest if isinstance(e, list) else _equal(g, rest))]
+    ndim = 1 if isinstance(e, list) else e.ndim
+    return SHORT.format(end=found[0], along=_along(axes[0], ndim), how=_ENDS[found[0]]) if len(found) == 1 else None
+
+
+def _along(axis: int, ndim: int) -> str:
+    return f" along axis {axis}" if ndim > 1 else ""

@@ -27,6 +27,16 @@ def test_the_operators_rewrite_one_place_each():
     assert {"s = Q @ K.T", "s = Q @ K.T / d", "s = Q @ K.T * np.sqrt(d)"} <= {
         text.splitlines()[1].strip() for text in rewritten["rescale"]}
     assert any("np.swapaxes(K.T, -1, -2) @ np.swapaxes(Q, -1, -2)" in text for text in rewritten["transpose_product"])
+    unbracketed = {v.source.splitlines()[1].strip() for v in derived.variants(
+        "def h(x, m, s, d):\n    return (x - m) / s + 10.0 ** (m / d)\n", [operators.drop_brackets])}
+    assert unbracketed == {"return x - m / s + 10.0 ** (m / d)", "return (x - m) / s + 10.0 ** m / d"}
+    loops = {v.idea for v in derived.variants(
+        "def k(self, x):\n    for block in self.blocks:\n        x = block(x)\n    return x\n", [operators.loop_items])}
+    assert "the loop over `self.blocks` skips its first item" in loops
+    reversed_ = [ast.unparse(ast.parse(v.source)) for v in
+                 derived.variants("def g(b, x):\n    return np.where(x > 0, b ** x, 0.0)\n", [operators.reverse])]
+    assert {"np.where(x > 0, x ** b, 0.0)", "np.where(x > 0, 0.0, b ** x)", "np.where(x < 0, b ** x, 0.0)"} <= {
+        text.splitlines()[1].strip().removeprefix("return ") for text in reversed_}
 
 
 def test_an_idea_at_several_places_is_also_rewritten_everywhere():
@@ -40,13 +50,54 @@ def test_an_idea_at_several_places_is_also_rewritten_everywhere():
 def test_a_derived_mistake_is_named_only_where_the_catalogue_is_silent_and_it_alone_fits():
     """A mistake no catalogue entry lists (the softmax left out) is named by what the rewrite of
     the reference does; a catalogued mistake keeps its catalogue's words; an answer with two
-    mistakes, which no single rewrite reproduces, is named by neither."""
+    mistakes, which no single rewrite reproduces, is named by the two rewrites made together;
+    one with three by nothing."""
     assert _causes(ANSWER.replace("softmax(scores)", "scores")) == {
-        "the step `softmax` is left out: its input is used as it is, where `weights` is computed"}
+        "the step `softmax` is left out: its input is used as it is, where `weights` is computed; or, which "
+        "gives the same results, `scores` is used where `weights` belongs, in what is returned"}
     catalogued = _causes(ANSWER.replace("/ np.sqrt(d_k)", ""))
     assert catalogued and all(cause in CATALOGUE for cause in catalogued)
     both = ANSWER.replace("scores = Q @ K.T / np.sqrt(d_k)", "scores = Q @ K.T / d_k").replace("weights @ V", "weights.T @ V")
-    assert _causes(both) == set()
+    assert _causes(both) == {
+        "two things at once: the division is by the dimension itself, not by its square root, where `scores` is "
+        "computed; and also an operand of a matrix product is transposed where it should not be, in what is returned"}
+    assert _causes(both.replace("softmax(scores)", "softmax(-scores)")) == set()
+
+
+def test_two_rewrites_are_made_together_only_at_places_apart():
+    """A pair rewrites one function at two places that do not overlap, and says both."""
+    made = derived.derive(_summed_scores, set())
+    scale = next(d for d in made if "/ WIDTH" in d.variant.source)
+    axis = next(d for d in made if "axis=0" in d.variant.source)
+    both = derived.paired(_summed_scores, scale, axis)
+    assert "/ WIDTH" in both.variant.source and "axis=0" in both.variant.source
+    assert both.idea == f"two things at once: {scale.idea}; and also {axis.idea}"
+    assert derived.paired(scale.function, scale, scale) is None
+    first, second = [d for d in derived.derive(_two_sums, set()) if d.variant.idea == "`sum` runs along the wrong axis (axis=0)"]
+    assert derived.paired(_two_sums, first, second).idea == \
+        "`sum` runs along the wrong axis (axis=0) at two places, in what is returned"
+
+
+def test_whole_numbers_are_said_cut_off_not_named_by_a_rewrite_that_only_rounds_to_them():
+    """Frequencies stored in an integer buffer (1, 0, 0, ...) match, within the tolerance, a rewrite
+    whose tiny values (1e-40) only round to 0: their fractions were cut off, which that rewrite
+    does not do. Gradients that are all 0 (a scale written 1 // n) are not 'the expected ones with
+    their fractions cut off' either, though |g| < 1 truncates to 0."""
+    buffer = "def rope_frequencies(d_k, base=10000.0):\n    omega = np.zeros(d_k // 2, dtype=int)\n" \
+             "    omega[:] = base ** (-np.arange(0, d_k, 2) / d_k)\n    return omega\n"
+    assert _causes(buffer, "rope_frequencies", "lab07_rope_generation") <= {relations.TRUNCATED}
+    e = np.random.default_rng(1).uniform(-0.9, 0.9, (3, 4))
+    assert relations.relation(np.zeros_like(e), e) is None
+
+
+def test_no_relation_is_said_of_a_draw():
+    """A batch drawn another way is one of many right draws: where it differs from the reference's
+    draw in one row, that row is not 'a loop that starts one late'."""
+    endpoint = "def get_batch(stream, starts, batch_size, block_size, rng):\n" \
+               "    s = starts[rng.integers(0, len(starts), size=batch_size, endpoint=True)]\n" \
+               "    window = stream[s[:, None] + np.arange(block_size + 1)]\n" \
+               "    return window[:, :-1], window[:, 1:]\n"
+    assert not any(cause.startswith("the result") for cause in _causes(endpoint, "get_batch", "lab06_training"))
 
 
 ANSWER = """def scaled_dot_product_attention(Q, K, V):
@@ -58,9 +109,21 @@ ANSWER = """def scaled_dot_product_attention(Q, K, V):
 CATALOGUE = {m.message for m in labs.load("lab05_transformers").suite.parts["scaled_dot_product_attention"].mistakes}
 
 
-def _causes(code: str, part: str = "scaled_dot_product_attention") -> set:
-    result = answers.grade("lab05_transformers", answers.Answer(part, "x", code, False, ""))
+def _causes(code: str, part: str = "scaled_dot_product_attention", lab: str = "lab05_transformers") -> set:
+    result = answers.grade(lab, answers.Answer(part, "x", code, False, ""))
     return {c.diagnosis for c in result.checks if c.status == "failed" and c.diagnosis}
+
+
+WIDTH = 4
+
+
+def _summed_scores(q, k):
+    s = q @ k.T / np.sqrt(WIDTH)
+    return np.sum(s, axis=-1)
+
+
+def _two_sums(a, b):
+    return np.sum(a, axis=-1) + np.sum(b, axis=-1)
 
 
 def test_every_candidate_is_a_whole_answer_cell():
@@ -106,7 +169,8 @@ def test_rewrites_that_are_one_program_are_named_together(monkeypatch):
 
 
 def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fits():
-    """Read from the values alone, whatever code made them: transposed, rearranged, scaled, shifted."""
+    """Read from the values alone, whatever code made them: transposed, rearranged, reshaped, scaled,
+    shifted, wrong at one end of an axis, short of one end; where two relations hold, none is said."""
     rng = np.random.default_rng(0)
     e = rng.standard_normal((4, 6))
     assert relations.relation(e.T, e) == relations.TRANSPOSED
@@ -116,6 +180,17 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relations([(e / 8 ** 0.5, e), (2 * e, e)]) == relations.SCALED.format(factors="0.3536, 2")
     shifted = np.vstack([e[1:], rng.standard_normal((1, 6))])
     assert relations.relation(shifted, e) == relations.SHIFTED.format(axis=-2)
+    assert relations.relation(e.reshape(2, 12), e) == relations.RESHAPED            # not reshaped back
+    first_row_left = np.vstack([np.zeros((1, 6)), e[1:]])                          # range(1, N)
+    assert relations.relation(first_row_left, e) == relations.EDGE.format(end="first", along=" along axis 0",
+                                                                          how="starts one late")
+    assert relations.relation(np.vstack([e[:1] + 1, e[1:]]), e) is None             # not left at zero: no loop
+    assert relations.relation("ello", "hello") == relations.SHORT.format(end="first", along="", how="starts one late")
+    assert relations.relation(e[:, :-1], e) == relations.SHORT.format(end="last", along=" along axis 1",
+                                                                      how="stops one short")
+    one_entry = e.copy()
+    one_entry[0, 0] += 1                                                            # first row or first column?
+    assert relations.relation(one_entry, e) is None
     assert relations.relation(e + rng.standard_normal(e.shape), e) is None
     assert relations.relations([(e.T, e), (-e, e)]) is None         # no one relation: nothing said
 

@@ -1099,44 +1099,49 @@ def _(t):
 
 @check("sample_token", "over 300 seeds the draws follow next_token_probs", 1, tol=None)
 def _(t):
-    """The temperature reaches the distribution and every kept token gets its share. The bound
-    is five standard deviations per token (plus one draw): correct code fails it with
-    probability below 1e-5, while at temperature 0.4 a dropped temperature, or one applied
-    twice, moves some token's count far past it."""
-    logits, how, n = nucleus_logits(t), {"temperature": 0.4, "top_k": 5}, 300
-    probs = reference.next_token_probs(logits, **how)
-    counts = np.bincount(draws(t, logits, range(n), **how), minlength=len(logits))
-    bound = 5 * np.sqrt(n * probs * (1 - probs)) + 1
-    worst = int(np.argmax(np.abs(counts - n * probs) - bound))
-    if abs(counts[worst] - n * probs[worst]) > bound[worst]:
-        t.fail(f"token {worst} was drawn {counts[worst]} times in {n}; next_token_probs gives it "
-               f"{probs[worst]:.3f}, about {n * probs[worst]:.0f} draws", cause=drawn_like(counts, logits, how))
+    """The temperature and both filters reach the distribution, each in its place, and every
+    kept token gets its share. The bound is five standard deviations per token (plus one draw):
+    correct code fails it with probability below 1e-5 per setting, while at temperature 0.4 a
+    dropped temperature, or one applied twice, moves some token's count far past it, and under
+    top-p 0.8 a filter dropped or given top-k's place does."""
+    logits, n = nucleus_logits(t), 300
+    counts = [np.bincount(draws(t, logits, range(n), **how), minlength=len(logits)) for how in SAMPLED]
+    for how, got in zip(SAMPLED, counts):
+        probs = reference.next_token_probs(logits, **how)
+        bound = 5 * np.sqrt(n * probs * (1 - probs)) + 1
+        worst = int(np.argmax(np.abs(got - n * probs) - bound))
+        if abs(got[worst] - n * probs[worst]) > bound[worst]:
+            t.fail(f"with {how} token {worst} was drawn {got[worst]} times in {n}; next_token_probs "
+                   f"gives it {probs[worst]:.3f}, about {n * probs[worst]:.0f} draws", cause=drawn_like(counts, logits))
 
 
+SAMPLED = ({"temperature": 0.4, "top_k": 5}, {"top_p": 0.8})
 MISTAKE_DRAWS = 1000    # draws per catalogued mistake to estimate the distribution it samples
 
 
-def drawn_like(counts, logits, how):
+def drawn_like(counts, logits):
     """The catalogued sample_token mistake whose distribution of draws the student's `counts`
-    follow (each token within five standard deviations of both estimates), if one idea does
-    (verdict.only_fit): the idea shows in the frequencies whatever way the student draws
-    (rng.choice, an inverse CDF, ...), where a mistake's own draws match only its own way."""
-    n = counts.sum()
-    fits = []
-    for mistake in suite.parts["sample_token"].mistakes:
-        if mistake.impl is None:
-            continue
-        try:
-            tokens = [int(np.asarray(mistake.impl(logits, np.random.default_rng(seed), **how)).reshape(-1)[0])
-                      for seed in range(MISTAKE_DRAWS)]
-            q = np.bincount(tokens, minlength=len(logits))[:len(logits)] / MISTAKE_DRAWS
-        except Exception:   # noqa: BLE001 (a mistake that cannot draw here does not fit)
-            continue
-        spread = 5 * np.sqrt(q * (1 - q) * (n + n * n / MISTAKE_DRAWS)) + 1
-        if len(q) == len(counts) and np.all(np.abs(counts - n * q) <= spread):
-            fits.append(mistake)    # the counts fail the reference's bound: every fit is a candidate
+    (per setting) follow, each token within five standard deviations of both estimates under
+    every setting, if one idea does (verdict.only_fit): the idea shows in the frequencies whatever
+    way the student draws (rng.choice, an inverse CDF, ...), where a mistake's own draws match
+    only its own way."""
+    fits = [m for m in suite.parts["sample_token"].mistakes
+            if m.impl is not None and all(_follows(got, m.impl, logits, how) for how, got in zip(SAMPLED, counts))]
     named = verdict.only_fit([(m.message, m.fix) for m in fits])
     return next((m for m in fits if (m.message, m.fix) == named), None)
+
+
+def _follows(got, impl, logits, how) -> bool:
+    """Whether the counts `got` follow the draws of `impl` under `how`."""
+    n = got.sum()
+    try:
+        tokens = [int(np.asarray(impl(logits, np.random.default_rng(seed), **how)).reshape(-1)[0])
+                  for seed in range(MISTAKE_DRAWS)]
+        q = np.bincount(tokens, minlength=len(logits))[:len(logits)] / MISTAKE_DRAWS
+    except Exception:   # noqa: BLE001 (a mistake that cannot draw here does not fit)
+        return False
+    spread = 5 * np.sqrt(q * (1 - q) * (n + n * n / MISTAKE_DRAWS)) + 1
+    return len(q) == len(got) and bool(np.all(np.abs(got - n * q) <= spread))
 
 
 @check("sample_token", "a seed reproduces its draw, and seeds differ", 0.5, tol=None)
