@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -403,16 +402,19 @@ def test_attnlab_grade_beside_the_service_waits_for_it_and_nothing_is_graded_twi
 
 def test_a_busy_assignment_is_said_in_one_line_and_waited_for(tmp_path):
     """`attnlab grade` while another program holds the assignment's lock: one line naming it, then
-    the grading, once it is released."""
+    the grading, once it is released. The lock is released only after the line is read, so a slow
+    start under load cannot find the assignment already free."""
     course = copy_course(tmp_path / "course")
     run_tool("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
-    threading.Timer(3.0, lambda: held.__exit__(None, None, None)).start()
-    held = course_lock.hold(course, ASSIGNMENT, "attnlab serve")
-    held.__enter__()
-    out = run_tool("attnlab", "grade", ASSIGNMENT, "--quiet", cwd=course)
-    waiting = [line for line in out.stderr.splitlines() if "waiting" in line]
-    assert waiting == [f"attnlab: waiting for attnlab serve (pid {os.getpid()}), which is writing the grades "
-                       f"of {ASSIGNMENT}"], out.stderr
+    with course_lock.hold(course, ASSIGNMENT, "attnlab serve"):
+        grading = subprocess.Popen([str(BIN / "attnlab"), "grade", ASSIGNMENT, "--quiet"], cwd=course,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        first = grading.stderr.readline()
+    rest = grading.stderr.read()
+    assert grading.wait(timeout=600) == 0, first + rest
+    assert first == (f"attnlab: waiting for attnlab serve (pid {os.getpid()}), which is writing the grades "
+                     f"of {ASSIGNMENT}\n"), first + rest
+    assert "waiting" not in rest and "graded 0 submission(s)" in rest, rest
 
 
 def test_sigterm_finishes_the_submission_being_graded_and_a_second_service_is_refused(tmp_path):
