@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import verdict
+from . import conditions, verdict
 from .compare import close, kind, mismatch
 from .derived import derive, paired
 from .relations import relations
@@ -553,7 +553,8 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
     derived from the reference only where no catalogued one fits. Derived rewrites that say
     different things of one program (a step left out, or its input read in place of its output)
     are named together (at most MAX_ALIKE of them). Where none is named, a relation every wrong
-    result bears to the right one (transposed, rearranged, scaled, shifted) is said instead."""
+    result bears to the right one (transposed, rearranged, scaled, shifted) is said instead, or
+    else the condition that the calls with wrong results alone meet (conditions.py)."""
     failed = [(t, r) for t, r in trials if r.status == "failed" and not r.diagnosis and t.observed]
     if not failed:
         return
@@ -570,6 +571,10 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
             named = (ALIKE.join(dict.fromkeys(m.message for m in fits)), "")
         if not named and (shared := relations(_against_reference(trial))):
             named = (shared, "")
+        if not named and conditions.wrong_on(trial, _trial_tolerances):
+            if "condition" not in outputs:
+                outputs["condition"] = conditions.condition(suite.reference, [t for t, _ in trials], _trial_tolerances)
+            named = outputs["condition"] and (outputs["condition"], "")
         if named:
             result.diagnosis, result.fix = named
 
@@ -734,6 +739,10 @@ def _whole(value) -> bool | None:
 
 def _same(got, wrong, tol) -> bool:
     return verdict.same_outcome(got, wrong, *_tolerances(tol))
+
+
+def _trial_tolerances(trial: Trial) -> tuple:
+    return _tolerances(trial.check.tol)
 
 
 def _tolerances(tol) -> tuple:

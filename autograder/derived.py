@@ -15,8 +15,8 @@ import textwrap
 import types
 from dataclasses import dataclass
 
-from .operators import (NONFINITE, OPERATORS, STATEMENT, assigned_lines, default_for_parameter, exchange_roles,
-                        local_names, other_name, parameters, swap_args)
+from .operators import (NONFINITE, OPERATORS, STATEMENT, assigned_lines, default_for_parameter, drop_argument,
+                        exchange_roles, local_names, other_default, other_name, parameters, swap_args)
 
 
 @dataclass(frozen=True)
@@ -162,9 +162,9 @@ def derive(target, notebook_names) -> list:
     for function in [target] + _callees(target, target.__globals__):
         source = function_source(function)
         tree = ast.parse(source).body[0]
-        operators = OPERATORS + [swap_args(notebook_names)] + (
+        operators = OPERATORS + [swap_args(notebook_names), drop_argument(notebook_names)] + (
             [other_name(local_names(tree), parameters(tree), assigned_lines(tree)), exchange_roles(parameters(tree)),
-             default_for_parameter(tree)] if function is target else [])
+             default_for_parameter(tree), other_default(tree)] if function is target else [])
         order = [operator.__name__ for operator in operators]
         for v in sorted(variants(source, operators), key=lambda v: order.index(v.operator)):
             out.append(Derived(_said(target, function, v.idea + v.where), _in_place_of(target, function, v.source),

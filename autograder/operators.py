@@ -8,12 +8,13 @@ Operators that need the function (its parameters, its variables) are made by a f
 
 Layout: swap_matmul, transpose_product, transpose_operand, drop_transpose, permute_axes,
 reshape_in_place_of_transpose, reshape_sizes, halves_for_interleaved, new_axis. Axes: other_axis,
-drop_keepdims, add_keepdims. Positions and ranges: off_by_one, loop_items, shift_slice, drop_step, shape_read,
-index_off_by_one, index_for_element. Scales and signs: rescale, drop_factor, div_for_mult,
-flip_sign, reverse, negate_exponent, drop_brackets. Terms and steps: drop_term, term_outside, term_inside,
-drop_call, drop_update, drop_keyword, drop_guard, ignore_condition, boundary. Functions: mean_for_sum,
-sibling_function, unbiased, finite_mask, mirror_mask. Arguments and variables: swap_args,
-swap_returned, other_name, exchange_roles, default_for_parameter.
+drop_keepdims, add_keepdims, slice_on_columns. Positions and ranges: off_by_one, loop_items, shift_slice,
+drop_step, shape_read, index_off_by_one, index_for_element. Scales and signs: rescale, drop_factor,
+div_for_mult, flip_sign, reverse, negate_exponent, drop_brackets, root_slips. Terms and steps: drop_term,
+term_outside, term_inside, drop_call, drop_update, drop_keyword, drop_guard, ignore_condition, boundary.
+Functions: mean_for_sum, sibling_function, unbiased, finite_mask, mirror_mask, other_fill. Arguments and
+variables: swap_args, drop_argument, swap_returned, other_name, exchange_roles, default_for_parameter,
+other_default.
 """
 import ast
 import copy
@@ -314,7 +315,9 @@ def ignore_condition(node):
         return [(_edited(node, lambda n: setattr(n, "test", ast.Constant(True))),
                  f"{test} is ignored: its branch is always taken"),
                 (_edited(node, lambda n: setattr(n, "test", ast.Constant(False))),
-                 f"{test} is ignored: its branch is never taken")]
+                 f"{test} is ignored: its branch is never taken"),
+                (_edited(node, lambda n: setattr(n, "test", ast.UnaryOp(ast.Not(), n.test))),
+                 f"{test} is inverted: its branch is taken exactly when it should not be")]
 
 
 def drop_keyword(node):
@@ -330,7 +333,7 @@ def drop_keyword(node):
 
 _SIBLING_FUNCTIONS = {"sin": ["cos"], "cos": ["sin"], "log2": ["log", "log10"], "log": ["log2", "log10"],
                       "max": ["min"], "min": ["max"], "argmax": ["argmin"], "argmin": ["argmax"],
-                      "maximum": ["minimum"], "minimum": ["maximum"]}
+                      "maximum": ["minimum", "max"], "minimum": ["maximum", "min"]}
 
 
 def sibling_function(node):
@@ -579,30 +582,74 @@ _OPERATIONS = {ast.Add: "addition", ast.Sub: "subtraction", ast.Mult: "multiplic
                ast.FloorDiv: "division", ast.Mod: "remainder", ast.MatMult: "matrix product", ast.Pow: "power"}
 
 
+_STATEMENTS = (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)
+
+
 def drop_brackets(node):
     """(a - b) / c written a - b / c, a ** (b / c) written a ** b / c: a bracket left out of a
     statement, which Python then reads by its precedence (the whole statement is re-read)."""
-    if not isinstance(node, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) or node.value is None:
+    if not isinstance(node, _STATEMENTS) or node.value is None:
         return None
     out = []
     for parent in [n for n in ast.walk(node.value) if isinstance(n, ast.BinOp) and type(n.op) in _PRECEDENCE]:
         for side in ("left", "right"):
             child = getattr(parent, side)
-            if not _bracketed(parent, child, side):
-                continue
-            setattr(parent, side, ast.Call(ast.Name(_MARK, ast.Load()), [child], []))
-            text = _unbracketed(ast.unparse(node))
-            setattr(parent, side, child)
-            try:
-                new = ast.parse(text).body[0]
-            except SyntaxError:
-                continue
-            out.append((new, f"a bracket is missing around a {_OPERATIONS[type(child.op)]}: the "
-                             f"{_OPERATIONS[type(parent.op)]} next to it applies to its nearest term only"))
+            if _bracketed(parent, child, side) and (new := _reread(node, child, child)):
+                out.append((new, f"a bracket is missing around a {_OPERATIONS[type(child.op)]}: the "
+                                 f"{_OPERATIONS[type(parent.op)]} next to it applies to its nearest term only"))
+    return out or None
+
+
+def root_slips(node):
+    """sqrt(x) written x ** 1/2 in a statement, which Python reads by precedence ((x ** 1) / 2, and
+    a quotient before it divided by x, then by 2), or cast to an integer; x ** 0.5 written x ** 1/2."""
+    if not isinstance(node, _STATEMENTS) or node.value is None:
+        return None
+    out = []
+    for root in ast.walk(node.value):
+        if _is_call(root, "sqrt") and len(root.args) == 1 and not root.keywords:
+            base = root.args[0]
+            cast = _reread(node, root, ast.Call(ast.Name("int", ast.Load()), [root], []))
+            out += [(cast, "a square root is cast to an integer (`int(...)`), which cuts its fraction off")] * bool(cast)
+        elif isinstance(root, ast.BinOp) and isinstance(root.op, ast.Pow) and isinstance(root.right, ast.Constant) \
+                and root.right.value == 0.5:
+            base = root.left
+        else:
+            continue
+        halved = _reread(node, root, ast.BinOp(ast.BinOp(base, ast.Pow(), ast.Constant(1)), ast.Div(), ast.Constant(2)))
+        out += [(halved, "a square root is written `** 1/2`, which Python reads by precedence as a power of 1 "
+                         "and then a division by 2, not a root")] * bool(halved)
     return out or None
 
 
 _MARK = "_bracket_"
+
+
+def _reread(statement, target, replacement):
+    """`statement` with the text of `replacement`, without brackets around it, in place of
+    `target`, as Python reads it then (None if it does not parse)."""
+    for parent in ast.walk(statement):
+        for field, value in ast.iter_fields(parent):
+            items = value if isinstance(value, list) else [value]
+            index = next((i for i, item in enumerate(items) if item is target), None)
+            if index is None:
+                continue
+            _put(parent, field, index, ast.Call(ast.Name(_MARK, ast.Load()), [replacement], []))
+            text = _unbracketed(ast.unparse(statement))
+            _put(parent, field, index, target)
+            try:
+                return ast.parse(text).body[0]
+            except SyntaxError:
+                return None
+    return None
+
+
+def _put(parent, field: str, index: int, node) -> None:
+    value = getattr(parent, field)
+    if isinstance(value, list):
+        value[index] = node
+    else:
+        setattr(parent, field, node)
 
 
 def _bracketed(parent, child, side: str) -> bool:
@@ -677,6 +724,55 @@ def add_keepdims(node):
 
 
 
+_FILLS = {"zeros": "ones", "ones": "zeros", "zeros_like": "ones_like", "ones_like": "zeros_like"}
+
+
+def other_fill(node):
+    """np.ones where np.zeros belongs, or the reverse: a start value or a default copied from the wrong line."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _name(node) in _FILLS:
+        new = _edited(node, lambda n: setattr(n.func, "attr", _FILLS[n.func.attr]))
+        return [(new, f"`{_FILLS[node.func.attr]}` is used where `{node.func.attr}` belongs: the array starts "
+                      f"from the wrong value")]
+
+
+def slice_on_columns(node):
+    """a[:n] written a[:, :n]: a slice taken along the second axis instead of the first."""
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Slice) \
+            and node.slice.step is None:
+        new = _edited(node, lambda n: setattr(n, "slice", ast.Tuple([ast.Slice(), n.slice], ast.Load())))
+        return [(new, "a slice is taken along the second axis (columns) instead of the first (rows)")]
+
+
+def drop_argument(notebook_names):
+    """The operator that leaves out the last argument of a call to a notebook function or a method
+    of an attribute (self.attention.forward): its default, if it has one, is used instead."""
+    def drop_argument(node):
+        if isinstance(node, ast.Call) and len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args) \
+                and (isinstance(node.func, ast.Name) and node.func.id in notebook_names
+                     or isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute)):
+            new = _edited(node, lambda n: n.args.pop())
+            return [(new, f"the call of `{_name(node)}` leaves out its last argument, "
+                          f"`{ast.unparse(node.args[-1])}`, so its default is used")]
+    return drop_argument
+
+
+def other_default(function: ast.FunctionDef):
+    """The operator that gives a True or False default of the signature the other value: a call that
+    leaves the argument out gets the wrong behaviour."""
+    args = function.args
+    named = list(zip(args.args[len(args.args) - len(args.defaults):], args.defaults)) + [
+        (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    flags = {(d.lineno, d.col_offset): a.arg for a, d in named
+             if isinstance(d, ast.Constant) and isinstance(d.value, bool)}
+
+    def other_default(node):
+        where = (getattr(node, "lineno", None), getattr(node, "col_offset", None))
+        if isinstance(node, ast.Constant) and isinstance(node.value, bool) and where in flags:
+            return [(ast.Constant(not node.value), f"the default of `{flags[where]}` in the signature is "
+                                                   f"{not node.value}, not {node.value}")]
+    return other_default
+
+
 STATEMENT = "statement: "       # a group idea with this prefix joins the rewrites of one statement only
 NONFINITE = {"drop_guard"}      # operators whose rewrites leave out a guard against NaN or inf
 OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_transpose, other_axis,
@@ -685,7 +781,7 @@ OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_tran
              ignore_condition, drop_keyword, sibling_function, drop_guard, term_outside, term_inside, unbiased,
              mirror_mask, shift_slice, drop_call, shape_read, drop_step, halves_for_interleaved, index_for_element,
              boundary, drop_update, reverse, index_off_by_one, negate_exponent, new_axis, add_keepdims,
-             drop_brackets, loop_items]
+             drop_brackets, loop_items, root_slips, other_fill, slice_on_columns]
 
 
 def swap_args(notebook_names):

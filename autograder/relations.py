@@ -1,6 +1,6 @@
 """What a wrong result is of the right one, read from the values alone: transposed, the right
 numbers in other places or in another shape, scaled by a constant, negated, truncated to integers,
-shifted by one position, left at zero at one end of an axis only, or short of one end. Such a
+shifted by one position, left at zero in a run at one end of an axis, or short of one end. Such a
 relation holds whatever code produced it, so it is said where no mistake (catalogued or derived)
 reproduces the student's results: it is true of their results by construction, and it points at
 the kind of mistake to look for.
@@ -18,8 +18,9 @@ TRUNCATED = ("the result is the expected one with its fractions cut off: the val
              "integer array (one made from integer positions or ids, or given an integer dtype)")
 RESHAPED = ("the result holds the expected values in the expected order, in another shape: an axis is "
             "merged, split, added or dropped (a reshape back to the expected shape is missing or wrong)")
-EDGE = ("the result is right everywhere except at its {end} entry{along}, which is left at zero: a loop or a "
-        "slice that {how} never fills it")
+EDGE = ("the result is right except at its {end} entries{along}, which are left at zero: a loop or a slice "
+        "that {how} never fills them")
+EARLY = {"first": "starts late", "last": "ends early (a `return` or `break` inside the loop, or a range that stops short)"}
 SHORT = "the result is the expected one without its {end} entry{along}: a loop or a slice {how}"
 _ENDS = {"first": "starts one late", "last": "stops one short"}
 SCALED = ("every entry is the expected one times the same factor ({factors}): a scale is missing, "
@@ -28,38 +29,44 @@ SCALED = ("every entry is the expected one times the same factor ({factors}): a 
 
 def relation(got, expected) -> str | None:
     """The message of the one relation `got` (the student's result) bears to `expected` (the
-    reference's), or None. Tuples: the relation of the items that differ, if they share one."""
+    reference's), or None (none, or several that say different things)."""
+    found = _holding(got, expected)
+    return found.pop() if len(found) == 1 else None
+
+
+def _holding(got, expected) -> set:
+    """Every relation `got` bears to `expected`. Tuples: those that all the items that differ bear."""
     if isinstance(expected, tuple):
         if not isinstance(got, tuple) or len(got) != len(expected):
-            return None
-        found = {relation(g, e) for g, e in zip(got, expected) if not _equal(g, e)}
-        return found.pop() if len(found) == 1 else None
+            return set()
+        found = [_holding(g, e) for g, e in zip(got, expected) if not _equal(g, e)]
+        return set.intersection(*found) if found else set()
     if isinstance(got, str) and isinstance(expected, str):
-        return _short(list(got), list(expected)) if got != expected else None
+        return {_short(list(got), list(expected))} - {None} if got != expected else set()
     g, e = _real(got), _real(expected)
     if g is None or e is None or e.size < 3 or not (np.isfinite(g).all() and np.isfinite(e).all()) or _equal(g, e):
-        return None
+        return set()
     if g.shape != e.shape:
         if g.size == e.size and _equal(g.ravel(), e.ravel()):
-            return RESHAPED
+            return {RESHAPED}
         if e.ndim >= 2 and g.shape == e.shape[:-2] + e.shape[:-3:-1] and _equal(g, np.swapaxes(e, -1, -2)):
-            return TRANSPOSED
-        return _short(g, e) if g.ndim == e.ndim else None
+            return {TRANSPOSED}
+        return {_short(g, e)} - {None} if g.ndim == e.ndim else set()
     if e.size < 4:
-        return None
-    if _equal(g, -e):
-        return NEGATED
-    if not _equal(e, np.trunc(e)) and np.trunc(e).any() and _equal(g, np.trunc(e)):
-        return TRUNCATED
+        return set()
+    found = set()
     factor = _factor(g, e)
-    if factor is not None:
-        return SCALED.format(factors=f"{factor:.4g}")
-    for axis in range(e.ndim):
-        if e.shape[axis] > 2 and (_shifted(g, e, axis) or _shifted(e, g, axis)):
-            return SHIFTED.format(axis=axis - e.ndim)
-    if np.allclose(np.sort(g, axis=None), np.sort(e, axis=None), rtol=1e-8, atol=1e-10):
-        return REARRANGED
-    return _edge(g, e)
+    if _equal(g, -e):
+        found.add(NEGATED)
+    elif factor is not None:
+        found.add(SCALED.format(factors=f"{factor:.4g}"))
+    if not _equal(e, np.trunc(e)) and np.trunc(e).any() and _equal(g, np.trunc(e)):
+        found.add(TRUNCATED)
+    found |= {SHIFTED.format(axis=axis - e.ndim) for axis in range(e.ndim)
+              if e.shape[axis] > 2 and (_shifted(g, e, axis) or _shifted(e, g, axis))}
+    if not found and np.allclose(np.sort(g, axis=None), np.sort(e, axis=None), rtol=1e-8, atol=1e-10):
+        found.add(REARRANGED)
+    return found | {_edge(g, e)} - {None}
 
 
 def relations(pairs: list) -> str | None:
@@ -113,18 +120,27 @@ def _ends(e, axis: int):
 
 
 def _edge(g, e) -> str | None:
-    """EDGE, where `g` differs from `e` at one end of one axis alone, and holds zeros there (an
-    entry that differs for another reason, such as the one row a causal mask leaves a single
-    key, is no sign of a loop)."""
-    found = [(axis, end) for axis in range(e.ndim) if e.shape[axis] >= 2
-             for (end, rest), (_, mine) in zip(_ends(e, axis), _ends(g, axis)) if _equal(mine, rest)]
+    """EDGE, where `g` differs from `e` in a run of entries at one end of one axis alone (of the
+    rows, all leading axes taken in order, if no axis has one) and holds zeros there (an entry that
+    differs for another reason, such as the one row a causal mask leaves a single key, is no
+    sign of a loop)."""
+    found = [(axis, end) for axis in range(e.ndim) for end in EARLY if _zeroed_run(g, e, axis, end)]
+    if not found and e.ndim > 2:
+        g, e = g.reshape(-1, e.shape[-1]), e.reshape(-1, e.shape[-1])
+        found = [(0, end) for end in EARLY if _zeroed_run(g, e, 0, end)]
     if len(found) != 1:
         return None
     (axis, end), = found
-    index = 0 if end == "first" else -1
-    if np.take(g, index, axis=axis).any():
-        return None
-    return EDGE.format(end=end, along=_along(axis, e.ndim), how=_ENDS[end])
+    return EDGE.format(end=end, along=_along(axis, e.ndim), how=EARLY[end])
+
+
+def _zeroed_run(g, e, axis: int, end: str) -> bool:
+    """Along `axis`, `g` differs from `e` in the entries of a run at `end` only, and is zero there."""
+    n = e.shape[axis]
+    differs = [not _equal(np.take(g, i, axis=axis), np.take(e, i, axis=axis)) for i in range(n)]
+    k = sum(differs)
+    run = range(k) if end == "first" else range(n - k, n)
+    return 0 < k < n and all(differs[i] for i in run) and not np.take(g, run, axis=axis).any()
 
 
 def _short(g, e) -> str | None:
@@ -139,4 +155,5 @@ def _short(g, e) -> str | None:
 
 
 def _along(axis: int, ndim: int) -> str:
-    return f" along axis {axis}" if ndim > 1 else ""
+    """Where along: nothing for a vector, its rows for a matrix's axis 0 (and a stack's rows)."""
+    return "" if ndim == 1 else " along its rows" if ndim == 2 and axis == 0 else f" along axis {axis}"

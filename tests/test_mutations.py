@@ -37,6 +37,32 @@ def test_the_operators_rewrite_one_place_each():
                  derived.variants("def g(b, x):\n    return np.where(x > 0, b ** x, 0.0)\n", [operators.reverse])]
     assert {"np.where(x > 0, x ** b, 0.0)", "np.where(x > 0, 0.0, b ** x)", "np.where(x < 0, b ** x, 0.0)"} <= {
         text.splitlines()[1].strip().removeprefix("return ") for text in reversed_}
+    assert {"s = Q @ K.T / d ** 1 / 2", "s = Q @ K.T / int(np.sqrt(d))"} <= {
+        text.splitlines()[1].strip() for text in rewritten["root_slips"]}
+    assert {"a = np.ones(n)", "b = x[:, :n]"} <= {line.strip() for v in derived.variants(
+        "def z(x, n):\n    a = np.zeros(n)\n    b = x[:n]\n", [operators.other_fill, operators.slice_on_columns])
+        for line in ast.unparse(ast.parse(v.source)).splitlines()}
+    assert "return np.max(s, 0)" in {ast.unparse(ast.parse(v.source)).splitlines()[1].strip() for v in derived.variants(
+        "def r(s):\n    return np.maximum(s, 0)\n", [operators.sibling_function])}
+    inverted = [v.source for v in derived.variants("def c(x, causal):\n    return 1 if causal else 0\n",
+                                                    [operators.ignore_condition])]
+    assert any("1 if not causal else 0" in ast.unparse(ast.parse(text)) for text in inverted)
+
+
+def test_a_call_s_last_argument_and_a_flag_s_default_are_rewritten():
+    """A notebook function called without its last argument (its default is used), and a True or
+    False default of the signature given the other value."""
+    source = ("def forward(self, x, causal: bool = False):\n"
+              "    return layer_norm(self.f(x, causal), self.g, self.b) + self.attention.forward(x, causal)\n")
+    tree = ast.parse(source).body[0]
+    found = {v.idea: ast.unparse(ast.parse(v.source)) for v in derived.variants(
+        source, [operators.drop_argument({"layer_norm"}), operators.other_default(tree)])}
+    assert "layer_norm(self.f(x, causal), self.g)" in found[
+        "the call of `layer_norm` leaves out its last argument, `self.b`, so its default is used"]
+    assert "self.attention.forward(x)" in found[
+        "the call of `forward` leaves out its last argument, `causal`, so its default is used"]
+    assert "causal: bool=True" in found["the default of `causal` in the signature is True, not False"]
+    assert len(found) == 3                                  # self.f is neither a notebook function nor a layer's method
 
 
 def test_an_idea_at_several_places_is_also_rewritten_everywhere():
@@ -182,8 +208,13 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relation(shifted, e) == relations.SHIFTED.format(axis=-2)
     assert relations.relation(e.reshape(2, 12), e) == relations.RESHAPED            # not reshaped back
     first_row_left = np.vstack([np.zeros((1, 6)), e[1:]])                          # range(1, N)
-    assert relations.relation(first_row_left, e) == relations.EDGE.format(end="first", along=" along axis 0",
-                                                                          how="starts one late")
+    assert relations.relation(first_row_left, e) == relations.EDGE.format(end="first", along=" along its rows",
+                                                                          how=relations.EARLY["first"])
+    returned_in_loop = np.vstack([e[:1], np.zeros((3, 6))])                       # a return inside the row loop
+    stack = rng.standard_normal((2, 3, 6))
+    assert relations.relation(returned_in_loop, e) == relations.relation(
+        np.vstack([stack.reshape(6, 6)[:1], np.zeros((5, 6))]).reshape(stack.shape), stack) == relations.EDGE.format(
+        end="last", along=" along its rows", how=relations.EARLY["last"])
     assert relations.relation(np.vstack([e[:1] + 1, e[1:]]), e) is None             # not left at zero: no loop
     assert relations.relation("ello", "hello") == relations.SHORT.format(end="first", along="", how="starts one late")
     assert relations.relation(e[:, :-1], e) == relations.SHORT.format(end="last", along=" along axis 1",

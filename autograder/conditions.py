@@ -1,0 +1,146 @@
+"""What the calls a part's results are wrong on have in common that the calls it is right on do
+not: an input with another number of axes, two sizes that differ, an axis of size 1, negative
+entries, an argument left out or a flag set. Such a condition is read from the calls alone,
+whatever code gave the results, so it is said where no mistake and no relation is: it is true of
+the student's results by construction, and it points at the inputs their code does not handle.
+"""
+import inspect
+import itertools
+
+import numpy as np
+
+from .compare import close
+from .verdict import Raised
+from .worker.invoke import New, Rng
+
+WRONG = "the results are wrong on every call where {where}, and right on every other call{hint}"
+HINTS = {
+    "axes": ": the code assumes another number of axes (an index, a transpose, an einsum or a reshape "
+            "that holds for the other inputs only)",
+    "sizes": ": one size is used where the other belongs, which goes unseen wherever the two are equal",
+    "one": ": a single entry along that axis is not handled",
+    "negative": ": negative entries are not handled (an absolute value, a clip, or an index that wraps round)",
+    "left out": ": the default the code uses for it is not the documented one",
+    "given": ": the value given for it is not used",
+    "flag": ": that case is not handled",
+}
+RIGHT_CALLS = 2     # a condition is read from at least this many right calls, and one wrong one
+
+
+def condition(reference: dict, trials: list, tolerance) -> str | None:
+    """WRONG for the one kind of condition that holds on every wrong call of `trials` and on no
+    right one, or None. `tolerance(trial)`: (rtol, atol) for a trial's results."""
+    labelled = [(features, not _right(got, trial.reference(call), *tolerance(trial)))
+                for trial in trials for call, got in trial.observed
+                if _readable(call, trial) and (features := _features(reference, call)) is not None]
+    wrong = [features for features, is_wrong in labelled if is_wrong]
+    right = [features for features, is_wrong in labelled if not is_wrong]
+    if not wrong or len(right) < RIGHT_CALLS:
+        return None
+    found = {}
+    for key in set.intersection(*(set(features) for features in wrong + right)):     # what every call has
+        values = {features[key] for features in wrong}
+        if len(values) == 1 and not values & {features[key] for features in right}:
+            said = _said(key, values.pop())
+            if said:
+                found.setdefault(said[0], []).append(said[1])
+    if len(found) != 1:
+        return None
+    (kind, clauses), = found.items()
+    return WRONG.format(where=_joined(kind, clauses), hint=HINTS[kind])
+
+
+def wrong_on(trial, tolerance) -> bool:
+    """Whether some readable call of `trial` has a wrong result (the condition is about those)."""
+    return any(not _right(got, trial.reference(call), *tolerance(trial))
+               for call, got in trial.observed if _readable(call, trial))
+
+
+def _readable(call, trial) -> bool:
+    """A call with a reference result that draws nothing (a draw is one of many right ones) and
+    has no float32 input (its result differs from the float64 reference by rounding)."""
+    given = [*call.args, *call.kwargs.values()]
+    if any(isinstance(v, Rng) or isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.dtype != np.float64
+           for v in given) or call.obj is not None and any(isinstance(v, Rng) for v in call.obj.args):
+        return False
+    try:
+        return trial.reference(call) is not None
+    except Exception:   # a call the reference cannot make alone (it is part of a property)
+        return False
+
+
+def _right(got, expected, rtol: float, atol: float) -> bool:
+    return not isinstance(got, Raised) and close(got, expected, rtol, atol)
+
+
+def _features(reference: dict, call) -> dict:
+    """{(kind, where): value} of the call's arguments, named as the reference's parameters (None
+    for a call of no reference function, or one it cannot take)."""
+    try:
+        function = reference[call.fn] if call.obj is None else getattr(reference[call.obj.cls], call.fn)
+        signature = inspect.signature(function)
+        bound = signature.bind_partial(*[None] * (call.obj is not None), *call.args, **call.kwargs).arguments
+    except (KeyError, AttributeError, TypeError, ValueError):
+        return None
+    features, axes = {}, []
+    for name, parameter in signature.parameters.items():
+        if parameter.default is not inspect.Parameter.empty:
+            features["left out", name] = name not in bound
+        value = bound.get(name)
+        if isinstance(value, (bool, type(None))) and name in bound:
+            features["flag", name] = value
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            features["axes", name] = value.ndim
+            if value.dtype.kind in "iu" and value.size:
+                features["negative", name] = bool((value < 0).any())
+            axes += [(name, axis, size) for axis, size in zip(range(-value.ndim, 0), value.shape)]
+    for name, axis, size in axes:
+        features["one", name, axis] = size == 1
+    for (a, i, m), (b, j, n) in itertools.combinations(axes, 2):
+        features["sizes", a, i, b, j] = m == n
+    return features
+
+
+def _joined(kind: str, clauses: list) -> str:
+    """The clauses of one kind as one: pairs of axes that differ in size share an axis where they
+    can ("the last axis of `V` differs in size from the last axis of `Q` and of `K`")."""
+    if kind == "sizes":
+        pairs = [tuple(clause) for clause in clauses]
+        shared = set.intersection(*(set(pair) for pair in pairs))
+        if shared and len(pairs) > 1:
+            axis = min(shared)
+            others = sorted(a if b == axis else b for a, b in pairs)
+            return f"{_axis_of(axis)} differs in size from " + " and from ".join(map(_axis_of, others))
+        return " and ".join(f"{_axis_of(a)} and {_axis_of(b)} differ in size" for a, b in sorted(pairs))
+    if kind in ("axes", "one"):
+        clauses = [f"`{name}` has {_count(value)}" if kind == "axes" else f"{_axis_of((name, value))} has size 1"
+                   for name, value in sorted(clauses)]
+    return " and ".join(sorted(clauses))
+
+
+def _count(axes: int) -> str:
+    return f"{axes} ax{'i' if axes == 1 else 'e'}s"
+
+
+def _said(key: tuple, value) -> tuple | None:
+    """(kind, what `key` having `value` says, for _joined), or None where that value is no sign of a
+    mistake (sizes that happen to be equal, an axis longer than 1, entries that are not negative)."""
+    kind, name, *axes = key
+    if kind == "axes":
+        return kind, (name, value)
+    if kind == "sizes" and value is False:
+        return kind, ((name, axes[0]), (axes[1], axes[2]))
+    if kind == "one" and value is True:
+        return kind, (name, axes[0])
+    if kind == "negative" and value is True:
+        return kind, f"`{name}` holds negative entries"
+    if kind == "left out":
+        return ("left out", f"`{name}` is left out") if value else ("given", f"`{name}` is given")
+    if kind == "flag":
+        return kind, f"`{name}` is {value}"
+    return None
+
+
+def _axis_of(where: tuple) -> str:
+    name, axis = where
+    return {-1: "the last axis", -2: "the second-last axis"}.get(axis, f"axis {axis}") + f" of `{name}`"
