@@ -1,8 +1,9 @@
 """What the calls a part's results are wrong on have in common that the calls it is right on do
 not: an input with another number of axes, two sizes that differ, an axis of size 1, negative
-entries, an argument left out or a flag set. Such a condition is read from the calls alone,
-whatever code gave the results, so it is said where no mistake and no relation is: it is true of
-the student's results by construction, and it points at the inputs their code does not handle.
+entries, an argument left out, a flag set or a number that is 0 or 1. Such a condition is read
+from the calls alone, whatever code gave the results, so it is said where no mistake and no
+relation is: it is true of the student's results by construction, and it points at the inputs
+their code does not handle.
 """
 import inspect
 import itertools
@@ -11,7 +12,7 @@ import numpy as np
 
 from .compare import close
 from .verdict import Raised
-from .worker.invoke import New, Rng
+from .worker.invoke import Rng
 
 WRONG = "the results are wrong on every call where {where}, and right on every other call{hint}"
 HINTS = {
@@ -73,22 +74,26 @@ def _right(got, expected, rtol: float, atol: float) -> bool:
     return not isinstance(got, Raised) and close(got, expected, rtol, atol)
 
 
-def _features(reference: dict, call) -> dict:
-    """{(kind, where): value} of the call's arguments, named as the reference's parameters (None
-    for a call of no reference function, or one it cannot take)."""
+def _features(reference: dict, call) -> dict | None:
+    """{(kind, where): value} of the call's arguments (and its object's), named as the reference's
+    parameters (None for a call of no reference function, or one it cannot take)."""
     try:
-        function = reference[call.fn] if call.obj is None else getattr(reference[call.obj.cls], call.fn)
-        signature = inspect.signature(function)
-        bound = signature.bind_partial(*[None] * (call.obj is not None), *call.args, **call.kwargs).arguments
+        if call.obj is None:
+            arguments = _arguments(reference[call.fn], call.args, call.kwargs)
+        else:
+            cls = reference[call.obj.cls]
+            arguments = _arguments(cls, call.obj.args, {}) + _arguments(getattr(cls, call.fn), call.args, call.kwargs,
+                                                                       method=True)
     except (KeyError, AttributeError, TypeError, ValueError):
         return None
     features, axes = {}, []
-    for name, parameter in signature.parameters.items():
-        if parameter.default is not inspect.Parameter.empty:
-            features["left out", name] = name not in bound
-        value = bound.get(name)
-        if isinstance(value, (bool, type(None))) and name in bound:
+    for name, optional, given, value in arguments:
+        if optional:
+            features["left out", name] = not given
+        if given and isinstance(value, (bool, type(None))):
             features["flag", name] = value
+        elif isinstance(value, (int, float)):
+            features["number", name] = value if value in (0, 1) else "other"
         if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
             features["axes", name] = value.ndim
             if value.dtype.kind in "iu" and value.size:
@@ -99,6 +104,14 @@ def _features(reference: dict, call) -> dict:
     for (a, i, m), (b, j, n) in itertools.combinations(axes, 2):
         features["sizes", a, i, b, j] = m == n
     return features
+
+
+def _arguments(function, args: tuple, kwargs: dict, method: bool = False) -> list:
+    """(name, has a default, given, value) for each parameter of `function` (self aside) in a call."""
+    signature = inspect.signature(function)
+    bound = signature.bind_partial(*[None] * method, *args, **kwargs).arguments
+    return [(name, parameter.default is not inspect.Parameter.empty, name in bound, bound.get(name))
+            for name, parameter in signature.parameters.items() if not (method and name == "self")]
 
 
 def _joined(kind: str, clauses: list) -> str:
@@ -112,14 +125,19 @@ def _joined(kind: str, clauses: list) -> str:
             others = sorted(a if b == axis else b for a, b in pairs)
             return f"{_axis_of(axis)} differs in size from " + " and from ".join(map(_axis_of, others))
         return " and ".join(f"{_axis_of(a)} and {_axis_of(b)} differ in size" for a, b in sorted(pairs))
-    if kind in ("axes", "one"):
-        clauses = [f"`{name}` has {_count(value)}" if kind == "axes" else f"{_axis_of((name, value))} has size 1"
-                   for name, value in sorted(clauses)]
+    if kind == "axes":
+        counts = {}
+        for name, value in sorted(clauses):
+            counts.setdefault(value, []).append(f"`{name}`")
+        return " and ".join(f"{_listed(names)} {'has' if len(names) == 1 else 'have'} {value} "
+                            f"ax{'i' if value == 1 else 'e'}s" for value, names in counts.items())
+    if kind == "one":
+        clauses = [f"{_axis_of(where)} has size 1" for where in clauses]
     return " and ".join(sorted(clauses))
 
 
-def _count(axes: int) -> str:
-    return f"{axes} ax{'i' if axes == 1 else 'e'}s"
+def _listed(names: list) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _said(key: tuple, value) -> tuple | None:
@@ -136,8 +154,8 @@ def _said(key: tuple, value) -> tuple | None:
         return kind, f"`{name}` holds negative entries"
     if kind == "left out":
         return ("left out", f"`{name}` is left out") if value else ("given", f"`{name}` is given")
-    if kind == "flag":
-        return kind, f"`{name}` is {value}"
+    if kind == "flag" or kind == "number" and value != "other":
+        return "flag", f"`{name}` is {value}"
     return None
 
 

@@ -16,7 +16,7 @@ import types
 from dataclasses import dataclass
 
 from .operators import (NONFINITE, OPERATORS, STATEMENT, assigned_lines, default_for_parameter, drop_argument,
-                        exchange_roles, local_names, other_default, other_name, parameters, swap_args)
+                        exchange_roles, local_names, other_default, other_name, parameters, swap_args, swap_steps)
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ def derive(target, notebook_names) -> list:
         tree = ast.parse(source).body[0]
         operators = OPERATORS + [swap_args(notebook_names), drop_argument(notebook_names)] + (
             [other_name(local_names(tree), parameters(tree), assigned_lines(tree)), exchange_roles(parameters(tree)),
-             default_for_parameter(tree), other_default(tree)] if function is target else [])
+             default_for_parameter(tree), other_default(tree), swap_steps(tree)] if function is target else [])
         order = [operator.__name__ for operator in operators]
         for v in sorted(variants(source, operators), key=lambda v: order.index(v.operator)):
             out.append(Derived(_said(target, function, v.idea + v.where), _in_place_of(target, function, v.source),

@@ -14,7 +14,7 @@ div_for_mult, flip_sign, reverse, negate_exponent, drop_brackets, root_slips. Te
 term_outside, term_inside, drop_call, drop_update, drop_keyword, drop_guard, ignore_condition, boundary.
 Functions: mean_for_sum, sibling_function, unbiased, finite_mask, mirror_mask, other_fill. Arguments and
 variables: swap_args, drop_argument, swap_returned, other_name, exchange_roles, default_for_parameter,
-other_default.
+other_default. Order: swap_steps.
 """
 import ast
 import copy
@@ -691,7 +691,7 @@ def loop_items(node):
 
 def index_off_by_one(node):
     """a[i] read as a[i + 1] or a[i - 1], for a computed index i."""
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Name, ast.BinOp, ast.UnaryOp)) \
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Name, ast.BinOp, ast.UnaryOp, ast.Call)) \
             and isinstance(node.ctx, ast.Load):
         return [(_edited(node, lambda n, d=d: setattr(n, "slice", ast.BinOp(n.slice, ast.Add(), _num(d)))),
                  "an index is one off") for d in (1, -1)]
@@ -771,6 +771,50 @@ def other_default(function: ast.FunctionDef):
             return [(ast.Constant(not node.value), f"the default of `{flags[where]}` in the signature is "
                                                    f"{not node.value}, not {node.value}")]
     return other_default
+
+
+def swap_steps(function: ast.FunctionDef):
+    """The operator that applies two steps in the other order: f(g(x)) written g(f(x)), and
+    `t = g(x)` then `f(t)` written `t = f(x)` then `g(t)` (a layer norm after the attention instead
+    of before it). Each function keeps its other arguments."""
+    made = {}       # the variable a step's call gives -> that call
+    for statement in ast.walk(function):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and _step(statement.value):
+            made.setdefault(statement.targets[0].id, statement.value)
+    pairs = {}      # the position of each call of a pair -> (f's call, g's call, g's variable)
+    for outer in ast.walk(function):
+        if _step(outer) and isinstance(outer.args[0], ast.Name) and outer.args[0].id in made:
+            inner = made[outer.args[0].id]
+            pairs[_at(outer)] = pairs[_at(inner)] = (outer, inner, outer.args[0].id)
+
+    def swap_steps(node):
+        if _step(node) and _step(node.args[0]):
+            inner = node.args[0]
+            swapped = _edited(inner, lambda n: n.args.__setitem__(0, _edited(node, lambda o: o.args.__setitem__(0, inner.args[0]))))
+            return [(swapped, f"`{_called(node)}` and `{_called(inner)}` are applied in the other order")]
+        if not _step(node) or _at(node) not in pairs:
+            return None
+        outer, inner, variable = pairs[_at(node)]
+        group = f"`{_called(outer)}` and `{_called(inner)}` are applied in the other order, where `{variable}` is computed"
+        if _at(node) == _at(inner):      # f takes g's place, applied to g's input ...
+            return [(_edited(outer, lambda o: o.args.__setitem__(0, node.args[0])), None, group)]
+        return [(_edited(inner, lambda n: n.args.__setitem__(0, outer.args[0])), None, group)]     # ... and g f's
+    return swap_steps
+
+
+def _step(node) -> bool:
+    """A call that transforms its first argument: a function of the notebook, a layer's method."""
+    return isinstance(node, ast.Call) and bool(node.args) and not isinstance(node.args[0], ast.Starred) \
+        and _name(node) not in _BUILDERS and not (isinstance(node.func, ast.Attribute) and _name(node) in _METHODS_OF_ARRAYS)
+
+
+def _called(node) -> str:
+    return ast.unparse(node.func)
+
+
+def _at(node) -> tuple:
+    return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
 
 
 STATEMENT = "statement: "       # a group idea with this prefix joins the rewrites of one statement only

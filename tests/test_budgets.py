@@ -70,7 +70,9 @@ def test_spinning_code_is_charged_its_cpu_time_not_its_wait_for_a_cpu(on_core_ze
 def test_sleeping_code_is_charged_its_wall_time(on_core_zero):
     with busy_machine(1, core=0):
         charged, cpu, wall = charged_run("import time; time.sleep(0.8)")
-    assert cpu < 0.2 and 0.8 <= charged <= wall      # the sleep in full; only its waits for a CPU are not
+    # The sleep in full, and only the waits for a CPU not; the meter's own waits, which can overlap
+    # the child's run, come off too (a few ms on a busy core, in the student's favour).
+    assert cpu < 0.2 and 0.75 <= charged <= wall
 
 
 def test_a_process_that_ends_unseen_is_charged_the_wall_time_it_took(on_core_zero):

@@ -10,7 +10,8 @@ import mutations
 import numpy as np
 import pytest
 
-from autograder import derived, labs, operators, relations
+from autograder import conditions, derived, labs, operators, relations
+from autograder.worker.invoke import Call, execute
 
 LABS = ["lab05_transformers", "lab06_training", "lab07_rope_generation"]
 PARTS = [(lab, part) for lab in LABS for part in labs.load(lab).suite.parts]
@@ -47,6 +48,19 @@ def test_the_operators_rewrite_one_place_each():
     inverted = [v.source for v in derived.variants("def c(x, causal):\n    return 1 if causal else 0\n",
                                                     [operators.ignore_condition])]
     assert any("1 if not causal else 0" in ast.unparse(ast.parse(text)) for text in inverted)
+
+
+def test_two_steps_are_swapped_nested_or_through_a_variable():
+    """A layer norm after the attention instead of before it; a mask after the softmax."""
+    block = ("def forward(self, x):\n    t1 = layer_norm(x, self.g)\n"
+             "    t3 = self.attention.forward(t1, causal=True) + x\n    return t3\n")
+    nested = "def f(z):\n    return softmax(mask(z, 3))\n"
+    found = {v.idea + v.where: ast.unparse(ast.parse(v.source)).splitlines()[1:]
+             for source in (block, nested) for v in derived.variants(source, [operators.swap_steps(ast.parse(source).body[0])])}
+    assert found == {
+        "`self.attention.forward` and `layer_norm` are applied in the other order, where `t1` is computed":
+            ["    t1 = self.attention.forward(x, causal=True)", "    t3 = layer_norm(t1, self.g) + x", "    return t3"],
+        "`softmax` and `mask` are applied in the other order, in what is returned": ["    return mask(softmax(z), 3)"]}
 
 
 def test_a_call_s_last_argument_and_a_flag_s_default_are_rewritten():
@@ -224,6 +238,40 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relation(one_entry, e) is None
     assert relations.relation(e + rng.standard_normal(e.shape), e) is None
     assert relations.relations([(e.T, e), (-e, e)]) is None         # no one relation: nothing said
+
+
+def test_what_the_wrong_calls_alone_have_in_common_is_said_where_nothing_else_fits():
+    """Code that is right on some inputs only: the condition those with wrong results meet, and
+    none where conditions of two kinds hold (then neither is the likely one)."""
+    value_width_of_q = ANSWER.replace("return weights @ V, weights",
+                                      "out = np.zeros_like(Q)\n    out[:] = weights @ V\n    return out, weights")
+    assert _causes(value_width_of_q) == {conditions.WRONG.format(
+        where="the last axis of `V` differs in size from the last axis of `K` and from the last axis of `Q`",
+        hint=conditions.HINTS["sizes"])}
+    matrices_only = ("def feedforward(x, W1, b1, W2, b2):\n"
+                     "    return np.einsum('nf,fd->nd', np.maximum(0, np.einsum('nd,df->nf', x, W1) + b1), W2) + b2\n")
+    assert _causes(matrices_only, "feedforward") == {conditions.WRONG.format(where="`x` has 3 axes",
+                                                                             hint=conditions.HINTS["axes"])}
+
+
+def test_conditions_of_two_kinds_say_nothing():
+    """Wrong exactly on the calls with a 3-D input that also set a flag: either may be the cause."""
+    reference = {"f": lambda x, flag=False: 2 * x}
+
+    class Trial:
+        def __init__(self, observed):
+            self.observed = observed
+
+        def reference(self, call):
+            return execute(call, reference)[0]
+
+    matrix, stack = np.ones((2, 3)), np.ones((2, 2, 3))
+    right = [(Call("f", (matrix,)), 2 * matrix), (Call("f", (matrix + 1,)), 2 * matrix + 2)]
+    flagged = Trial(right + [(Call("f", (stack,), {"flag": True}), stack)])
+    alone = Trial(right + [(Call("f", (stack,)), stack)])
+    assert conditions.condition(reference, [flagged], lambda trial: (1e-8, 1e-10)) is None
+    assert conditions.condition(reference, [alone], lambda trial: (1e-8, 1e-10)) == conditions.WRONG.format(
+        where="`x` has 3 axes", hint=conditions.HINTS["axes"])
 
 
 @pytest.mark.full
