@@ -41,8 +41,8 @@ def condition(reference: dict, trials: list, tolerance) -> str | None:
     found = {}
     for key in set.intersection(*(set(features) for features in wrong + right)):     # what every call has
         values = {features[key] for features in wrong}
-        if len(values) == 1 and not values & {features[key] for features in right}:
-            said = _said(key, values.pop())
+        if (len(values) == 1 or key[0] == "axes") and not values & {features[key] for features in right}:
+            said = _said(key, values.pop() if len(values) == 1 else tuple(sorted(values)))
             if said:
                 found.setdefault(said[0], []).append(said[1])
     if len(found) != 1:
@@ -129,15 +129,21 @@ def _joined(kind: str, clauses: list) -> str:
         counts = {}
         for name, value in sorted(clauses):
             counts.setdefault(value, []).append(f"`{name}`")
-        return " and ".join(f"{_listed(names)} {'has' if len(names) == 1 else 'have'} {value} "
-                            f"ax{'i' if value == 1 else 'e'}s" for value, names in counts.items())
+        return " and ".join(f"{_listed(names)} {'has' if len(names) == 1 else 'have'} {_axes(value)}"
+                            for value, names in counts.items())
     if kind == "one":
         clauses = [f"{_axis_of(where)} has size 1" for where in clauses]
     return " and ".join(sorted(clauses))
 
 
-def _listed(names: list) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+def _axes(counts) -> str:
+    """'1 axis', '3 axes', '2 or 3 axes' (`counts`: a number or a tuple of them)."""
+    counts = counts if isinstance(counts, tuple) else (counts,)
+    return _listed([str(n) for n in counts], "or") + (" axis" if counts == (1,) else " axes")
+
+
+def _listed(names: list, conjunction: str = "and") -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {conjunction} " + names[-1]
 
 
 def _said(key: tuple, value) -> tuple | None:

@@ -19,7 +19,7 @@ import mutations
 import numpy as np
 import pytest
 
-from autograder import labs, notebooks, relations
+from autograder import conditions, labs, notebooks, relations
 from autograder.checks import ALIKE, FLOAT32, GENERIC, CheckFailed, NotCredited, Trial, run_part
 from autograder.runners import LocalRunner
 from mutants import DERIVED, MAYBE_DERIVED
@@ -143,9 +143,11 @@ def misdiagnosed(bank: Bank, mutant, salt: bytes = b"") -> set:
 
 
 def relation_said(message: str) -> bool:
-    """A relation of the wrong results to the right ones: true of them by construction (relations.py)."""
+    """A relation of the wrong results to the right ones, or the condition the calls with wrong
+    results alone meet: true of them by construction (relations.py, conditions.py)."""
     fixed = (relations.TRANSPOSED, relations.REARRANGED, relations.NEGATED, relations.TRUNCATED)
-    return message in fixed or message.startswith((relations.SHIFTED[:40], relations.SCALED[:40]))
+    return message in fixed or message.startswith((relations.SHIFTED[:40], relations.SCALED[:40],
+                                                   conditions.WRONG[:40]))
 
 
 def derived_and_right(bank: Bank, mutant, message: str) -> bool:
