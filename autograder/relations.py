@@ -1,6 +1,7 @@
 """What a wrong result is of the right one, read from the values alone: transposed, the right
-numbers in other places or in another shape, scaled by a constant, negated, truncated to integers,
-shifted by one position, left at zero in a run at one end of an axis, or short of one end. Such a
+numbers in other places or in another shape, scaled or offset by a constant (or each row by its
+own), negated, truncated to integers, shifted by one position, left at zero in a run at one end
+of an axis, or short of one end. Such a
 relation holds whatever code produced it, so it is said where no mistake (catalogued or derived)
 reproduces the student's results: it is true of their results by construction, and it points at
 the kind of mistake to look for.
@@ -25,6 +26,12 @@ SHORT = "the result is the expected one without its {end} entry{along}: a loop o
 _ENDS = {"first": "starts one late", "last": "stops one short"}
 SCALED = ("every entry is the expected one times the same factor ({factors}): a scale is missing, "
           "doubled or inverted")
+OFFSET = ("every entry is the expected one plus the same constant: a term (a bias, a shift, an eps) is "
+          "missing, added twice or has the wrong sign")
+ROW_SCALED = ("each row (along the last axis) is the expected one times a factor of its own: a normalisation "
+              "is missing or divides by the wrong amount (a sum, a norm or a count per row)")
+ROW_OFFSET = ("each row (along the last axis) is the expected one plus a constant of its own: a term per row "
+              "(a maximum, a mean or a log-sum-exp) is missing or wrong")
 
 
 def relation(got, expected) -> str | None:
@@ -64,6 +71,7 @@ def _holding(got, expected) -> set:
         found.add(TRUNCATED)
     found |= {SHIFTED.format(axis=axis - e.ndim) for axis in range(e.ndim)
               if e.shape[axis] > 2 and (_shifted(g, e, axis) or _shifted(e, g, axis))}
+    found |= _per_row(g, e) if not found else set()
     if not found and np.allclose(np.sort(g, axis=None), np.sort(e, axis=None), rtol=1e-8, atol=1e-10):
         found.add(REARRANGED)
     return found | {_edge(g, e)} - {None}
@@ -104,6 +112,25 @@ def _factor(g, e):
         return None
     c = float(np.median(g[big] / e[big]))
     return c if abs(c - 1) > 1e-6 and c != 0 and _equal(g, c * e) else None
+
+
+def _per_row(g, e) -> set:
+    """OFFSET where g = e + c; ROW_SCALED and ROW_OFFSET where every row along the last axis (of two
+    or more rows, none constant) differs from e's by a factor or a constant of its own."""
+    offset = np.median(g - e, axis=-1, keepdims=True)
+    if np.ptp(offset) < 1e-9 * (1 + np.abs(e).max()):
+        return {OFFSET} if _equal(g, e + offset.flat[0]) else set()
+    rows = e.reshape(-1, e.shape[-1])
+    if len(rows) < 2 or not (np.ptp(rows, axis=-1) > 1e-9).all():
+        return set()
+    found = {ROW_OFFSET} if _equal(g, e + offset) and (np.abs(offset) > 1e-9).all() else set()
+    big = np.abs(e) > 1e-8 * np.abs(e).max()
+    ratio = np.where(big, g / np.where(big, e, 1.0), np.nan)
+    factor = np.nanmedian(ratio, axis=-1, keepdims=True) if big.any(axis=-1).all() else None
+    if factor is not None and _equal(g, factor * e) and (np.abs(factor - 1) > 1e-9).all() \
+            and (np.abs(factor) > 1e-9).all():        # a row left at zero is a loop's, not a factor's
+        found.add(ROW_SCALED)
+    return found
 
 
 def _shifted(a, b, axis: int) -> bool:

@@ -145,7 +145,8 @@ def misdiagnosed(bank: Bank, mutant, salt: bytes = b"") -> set:
 def relation_said(message: str) -> bool:
     """A relation of the wrong results to the right ones, or the condition the calls with wrong
     results alone meet: true of them by construction (relations.py, conditions.py)."""
-    fixed = (relations.TRANSPOSED, relations.REARRANGED, relations.NEGATED, relations.TRUNCATED)
+    fixed = (relations.TRANSPOSED, relations.REARRANGED, relations.NEGATED, relations.TRUNCATED, relations.OFFSET,
+             relations.ROW_SCALED, relations.ROW_OFFSET)
     return message in fixed or message.startswith((relations.SHIFTED[:40], relations.SCALED[:40],
                                                    conditions.WRONG[:40]))
 

@@ -221,6 +221,9 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     shifted = np.vstack([e[1:], rng.standard_normal((1, 6))])
     assert relations.relation(shifted, e) == relations.SHIFTED.format(axis=-2)
     assert relations.relation(e.reshape(2, 12), e) == relations.RESHAPED            # not reshaped back
+    assert relations.relation(e + 0.5, e) == relations.OFFSET
+    assert relations.relation(e * np.arange(2.0, 6.0)[:, None], e) == relations.ROW_SCALED     # one factor per row
+    assert relations.relation(e - np.log(np.arange(2.0, 6.0))[:, None], e) == relations.ROW_OFFSET
     first_row_left = np.vstack([np.zeros((1, 6)), e[1:]])                          # range(1, N)
     assert relations.relation(first_row_left, e) == relations.EDGE.format(end="first", along=" along its rows",
                                                                           how=relations.EARLY["first"])
