@@ -1,10 +1,9 @@
-"""What a wrong result is of the right one, read from the values alone: transposed, the right
-numbers in other places or in another shape, scaled or offset by a constant (or each row by its
-own), negated, truncated to integers, shifted by one position, left at zero in a run at one end
-of an axis, or short of one end. Such a
-relation holds whatever code produced it, so it is said where no mistake (catalogued or derived)
-reproduces the student's results: it is true of their results by construction, and it points at
-the kind of mistake to look for.
+"""What a wrong result is of the right one, read from the values alone: transposed, reversed,
+the right numbers in other places or in another shape, scaled or offset by a constant (or each
+row by its own), negated, truncated to integers, shifted by one position, left at zero in a run
+at one end of an axis, or short of one end. Such a relation holds whatever code produced it, so
+it is said where no mistake (catalogued or derived) reproduces the student's results: it is true
+of their results by construction, and it points at the kind of mistake to look for.
 """
 import numpy as np
 
@@ -12,6 +11,10 @@ TRANSPOSED = ("the result is the expected one transposed (its last two axes exch
               "of a product, or the axes of a transpose, are the other way round")
 REARRANGED = ("the result holds the right numbers in the wrong places: an axis order, a reshape or a "
               "transpose (the layout of heads, positions or features) differs from the expected one")
+REORDERED = ("the result holds the right numbers in the wrong order: an index array, a sort or a slice "
+             "picks them in another order than the expected one")
+REVERSED = ("the result is the expected one in reverse order{along}: a loop, a slice or a sort runs the "
+            "wrong way ([::-1], or descending for ascending)")
 NEGATED = "every entry has the wrong sign: a sign is flipped (a subtraction the other way round)"
 SHIFTED = ("the result is the expected one shifted by one along axis {axis}: an off-by-one in positions "
            "or indices (counting from 1, or a slice one too far)")
@@ -72,8 +75,10 @@ def _holding(got, expected) -> set:
     found |= {SHIFTED.format(axis=axis - e.ndim) for axis in range(e.ndim)
               if e.shape[axis] > 2 and (_shifted(g, e, axis) or _shifted(e, g, axis))}
     found |= _per_row(g, e) if not found else set()
+    found |= {REVERSED.format(along=_along(axis, e.ndim)) for axis in range(e.ndim)
+              if e.shape[axis] > 2 and _equal(g, np.flip(e, axis))}
     if not found and np.allclose(np.sort(g, axis=None), np.sort(e, axis=None), rtol=1e-8, atol=1e-10):
-        found.add(REARRANGED)
+        found.add(REORDERED if e.ndim == 1 else REARRANGED)
     return found | {_edge(g, e)} - {None}
 
 

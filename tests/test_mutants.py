@@ -146,9 +146,9 @@ def relation_said(message: str) -> bool:
     """A relation of the wrong results to the right ones, or the condition the calls with wrong
     results alone meet: true of them by construction (relations.py, conditions.py)."""
     fixed = (relations.TRANSPOSED, relations.REARRANGED, relations.NEGATED, relations.TRUNCATED, relations.OFFSET,
-             relations.ROW_SCALED, relations.ROW_OFFSET)
+             relations.ROW_SCALED, relations.ROW_OFFSET, relations.REORDERED)
     return message in fixed or message.startswith((relations.SHIFTED[:40], relations.SCALED[:40],
-                                                   conditions.WRONG[:40]))
+                                                   relations.REVERSED[:40], conditions.WRONG[:40]))
 
 
 def derived_and_right(bank: Bank, mutant, message: str) -> bool:

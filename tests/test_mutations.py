@@ -221,6 +221,8 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     shifted = np.vstack([e[1:], rng.standard_normal((1, 6))])
     assert relations.relation(shifted, e) == relations.SHIFTED.format(axis=-2)
     assert relations.relation(e.reshape(2, 12), e) == relations.RESHAPED            # not reshaped back
+    assert relations.relation(e[::-1], e) == relations.REVERSED.format(along=" along its rows")
+    assert relations.relation(e[0, [1, 0, 3, 2, 5, 4]], e[0]) == relations.REORDERED
     assert relations.relation(e + 0.5, e) == relations.OFFSET
     assert relations.relation(e * np.arange(2.0, 6.0)[:, None], e) == relations.ROW_SCALED     # one factor per row
     assert relations.relation(e - np.log(np.arange(2.0, 6.0))[:, None], e) == relations.ROW_OFFSET

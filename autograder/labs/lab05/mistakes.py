@@ -638,8 +638,9 @@ def defaults_left_none(x, gamma=None, beta=None, eps=1e-5):
     return gamma * (x - mu) / np.sqrt(var + eps) + beta
 
 
-@mistake("layer_norm", "a default is chosen with `or` (gamma or np.ones(d)): `or` asks an array for "
-         "its truth value, which raises for more than one element; test `is None` instead",
+@mistake("layer_norm", "a default is chosen by testing the array itself (`gamma or np.ones(d)`, "
+         "`gamma == None`, `not gamma`): that asks an array for its truth value, which raises for more "
+         "than one element; test `is None` instead",
          fix="gamma = np.ones(x.shape[-1]) if gamma is None else gamma (and zeros for beta)")
 def defaults_with_or(x, gamma=None, beta=None, eps=1e-5):
     d = x.shape[-1]
@@ -671,8 +672,8 @@ def both_defaulted(x, gamma=None, beta=None, eps=1e-5):
     return _ln(x, eps=eps) if gamma is None or beta is None else _ln(x, gamma, beta, eps)
 
 
-@mistake("layer_norm", "the mean and variance are reduced without keeping their axis, so they "
-         "broadcast against the features instead of the rows (a broadcast error when N != d)",
+@mistake("layer_norm", "the mean or the variance (or both) is reduced without keeping its axis, so it "
+         "broadcasts against the features instead of the rows (a broadcast error when N != d)",
          fix="x.mean(axis=-1, keepdims=True) and x.var(axis=-1, keepdims=True)")
 def keepdims_forgotten_ln(x, gamma=None, beta=None, eps=1e-5):
     y = (x - x.mean(axis=-1)) / np.sqrt(x.var(axis=-1) + eps)
