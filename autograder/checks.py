@@ -27,7 +27,7 @@ import numpy as np
 from . import conditions, verdict
 from .compare import close, kind, mismatch
 from .derived import derive, paired
-from .relations import relations
+from .relations import lazy, relations
 from .outcome import CheckResult, PartResult
 from .runners import LocalRunner, PartAborted, StudentError
 from .verdict import CheckFailed, Raised
@@ -569,7 +569,7 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
         named = verdict.only_fit([(m.message, m.fix) for m in fits])
         if not named and fits and fits[0].rewrite and suite.one_program(fits):
             named = (ALIKE.join(dict.fromkeys(m.message for m in fits)), "")
-        if not named and (shared := relations(_against_reference(trial))):
+        if not named and (shared := relations(_against_reference(trial)) or lazy(trial.observed)):
             named = (shared, "")
         if not named and conditions.wrong_on(trial, _trial_tolerances):
             if "condition" not in outputs:

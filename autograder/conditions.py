@@ -1,9 +1,9 @@
 """What the calls a part's results are wrong on have in common that the calls it is right on do
 not: an input with another number of axes, two sizes that differ, an axis of size 1, negative
-entries, an argument left out, a flag set or a number that is 0 or 1. Such a condition is read
-from the calls alone, whatever code gave the results, so it is said where no mistake and no
-relation is: it is true of the student's results by construction, and it points at the inputs
-their code does not handle.
+entries, entries larger than any of the right calls', an argument left out, a flag set or a
+number that is 0 or 1. Such a condition is read from the calls alone, whatever code gave the
+results, so it is said where no mistake and no relation is: it is true of the student's results
+by construction, and it points at the inputs their code does not handle.
 """
 import inspect
 import itertools
@@ -21,10 +21,12 @@ HINTS = {
     "sizes": ": one size is used where the other belongs, which goes unseen wherever the two are equal",
     "one": ": a single entry along that axis is not handled",
     "negative": ": negative entries are not handled (an absolute value, a clip, or an index that wraps round)",
+    "large": ": large values are not handled (an overflow, a clip, or a difference lost to rounding)",
     "left out": ": the default the code uses for it is not the documented one",
     "given": ": the value given for it is not used",
     "flag": ": that case is not handled",
 }
+APART = 4           # the wrong calls' smallest largest entry is this many times the right calls' largest
 RIGHT_CALLS = 2     # a condition is read from at least this many right calls, and one wrong one
 
 
@@ -40,11 +42,15 @@ def condition(reference: dict, trials: list, tolerance) -> str | None:
         return None
     found = {}
     for key in set.intersection(*(set(features) for features in wrong + right)):     # what every call has
-        values = {features[key] for features in wrong}
-        if (len(values) == 1 or key[0] == "axes") and not values & {features[key] for features in right}:
+        values, others = {features[key] for features in wrong}, {features[key] for features in right}
+        if key[0] == "large":       # far apart, so that the size tells the calls apart and not a coincidence
+            said = max(others) > 0 and min(values) >= APART * max(others) and _said(key, _floor(min(values)))
+        elif (len(values) == 1 or key[0] == "axes") and not values & others:
             said = _said(key, values.pop() if len(values) == 1 else tuple(sorted(values)))
-            if said:
-                found.setdefault(said[0], []).append(said[1])
+        else:
+            said = None
+        if said:
+            found.setdefault(said[0], []).append(said[1])
     if len(found) != 1:
         return None
     (kind, clauses), = found.items()
@@ -98,6 +104,8 @@ def _features(reference: dict, call) -> dict | None:
             features["axes", name] = value.ndim
             if value.dtype.kind in "iu" and value.size:
                 features["negative", name] = bool((value < 0).any())
+            if value.dtype.kind == "f" and value.size and np.isfinite(value).all():
+                features["large", name] = float(np.abs(value).max())
             axes += [(name, axis, size) for axis, size in zip(range(-value.ndim, 0), value.shape)]
     for name, axis, size in axes:
         features["one", name, axis] = size == 1
@@ -148,7 +156,8 @@ def _listed(names: list, conjunction: str = "and") -> str:
 
 def _said(key: tuple, value) -> tuple | None:
     """(kind, what `key` having `value` says, for _joined), or None where that value is no sign of a
-    mistake (sizes that happen to be equal, an axis longer than 1, entries that are not negative)."""
+    mistake (sizes that happen to be equal, an axis longer than 1, entries that are not negative).
+    "large": `value` bounds the entries of the calls with right results, and no wrong one's largest."""
     kind, name, *axes = key
     if kind == "axes":
         return kind, (name, value)
@@ -158,11 +167,19 @@ def _said(key: tuple, value) -> tuple | None:
         return kind, (name, axes[0])
     if kind == "negative" and value is True:
         return kind, f"`{name}` holds negative entries"
+    if kind == "large":
+        return kind, f"`{name}` holds an entry of size {value:g} or more"
     if kind == "left out":
         return ("left out", f"`{name}` is left out") if value else ("given", f"`{name}` is given")
     if kind == "flag" or kind == "number" and value != "other":
         return "flag", f"`{name}` is {value}"
     return None
+
+
+def _floor(x: float) -> float:
+    """`x` rounded down to two significant digits (51.2 -> 51, 1001.9 -> 1000)."""
+    unit = 10.0 ** (np.floor(np.log10(x)) - 1)
+    return float(np.floor(x / unit) * unit)
 
 
 def _axis_of(where: tuple) -> str:

@@ -10,7 +10,7 @@ Layout: swap_matmul, transpose_product, transpose_operand, drop_transpose, permu
 reshape_in_place_of_transpose, reshape_sizes, halves_for_interleaved, new_axis. Axes: other_axis,
 drop_keepdims, add_keepdims, slice_on_columns. Positions and ranges: off_by_one, loop_items, shift_slice,
 drop_step, shape_read, index_off_by_one, index_for_element. Scales and signs: rescale, drop_factor,
-div_for_mult, flip_sign, reverse, negate_exponent, drop_brackets, root_slips. Terms and steps: drop_term,
+div_for_mult, flip_sign, reverse, negate_exponent, drop_brackets, root_slips, power_off_by_one. Terms and steps: drop_term,
 term_outside, term_inside, drop_call, drop_update, drop_keyword, drop_guard, ignore_condition, boundary.
 Functions: mean_for_sum, sibling_function, unbiased, finite_mask, mirror_mask, other_fill. Arguments and
 variables: swap_args, drop_argument, swap_returned, other_name, exchange_roles, default_for_parameter,
@@ -724,6 +724,15 @@ def add_keepdims(node):
 
 
 
+def power_off_by_one(node):
+    """x ** n written x ** (n - 1) or x ** (n + 1): a power not lowered in a derivative, or lowered twice."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and (_int(node.right) or 0) >= 2:
+        n = _int(node.right)
+        return [(ast.BinOp(node.left, ast.Pow(), _num(m)), f"a power is one off: x ** {m} where x ** {n} belongs "
+                                                         f"(a power not lowered in a derivative, or lowered twice)")
+                for m in (n - 1, n + 1)]
+
+
 _FILLS = {"zeros": "ones", "ones": "zeros", "zeros_like": "ones_like", "ones_like": "zeros_like"}
 
 
@@ -825,7 +834,7 @@ OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_tran
              ignore_condition, drop_keyword, sibling_function, drop_guard, term_outside, term_inside, unbiased,
              mirror_mask, shift_slice, drop_call, shape_read, drop_step, halves_for_interleaved, index_for_element,
              boundary, drop_update, reverse, index_off_by_one, negate_exponent, new_axis, add_keepdims,
-             drop_brackets, loop_items, root_slips, other_fill, slice_on_columns]
+             drop_brackets, loop_items, root_slips, other_fill, slice_on_columns, power_off_by_one]
 
 
 def swap_args(notebook_names):

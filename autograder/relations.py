@@ -1,9 +1,10 @@
 """What a wrong result is of the right one, read from the values alone: transposed, reversed,
 the right numbers in other places or in another shape, scaled or offset by a constant (or each
-row by its own), negated, truncated to integers, shifted by one position, left at zero in a run
-at one end of an axis, or short of one end. Such a relation holds whatever code produced it, so
-it is said where no mistake (catalogued or derived) reproduces the student's results: it is true
-of their results by construction, and it points at the kind of mistake to look for.
+row by its own), raised to a power, inverted, negated, truncated to integers, shifted by one
+position, left at zero in a run at one end of an axis, short of one end or longer at one, or a
+one-pass iterator. Such a relation holds whatever code produced it, so it is said where no
+mistake (catalogued or derived) reproduces the student's results: it is true of their results
+by construction, and it points at the kind of mistake to look for.
 """
 import numpy as np
 
@@ -11,6 +12,14 @@ TRANSPOSED = ("the result is the expected one transposed (its last two axes exch
               "of a product, or the axes of a transpose, are the other way round")
 REARRANGED = ("the result holds the right numbers in the wrong places: an axis order, a reshape or a "
               "transpose (the layout of heads, positions or features) differs from the expected one")
+POWERED = ("every entry is the expected one raised to the same power ({power}): an exponent is doubled, "
+           "halved or has the wrong sign (a factor counted twice in it, or left out)")
+INVERTED = ("every entry is a constant divided by the expected one: a reciprocal is taken (a period for a "
+            "frequency, a divisor for a factor)")
+LAZY = ("the result is a `{kind}`, a one-pass iterator, where a list or an array is expected: the {kind} "
+        "is returned itself instead of the list made from it")
+_ITERATORS = ("map", "filter", "generator", "zip", "enumerate", "reversed", "list_iterator", "range_iterator",
+              "dict_keys", "dict_values", "dict_items")
 REORDERED = ("the result holds the right numbers in the wrong order: an index array, a sort or a slice "
              "picks them in another order than the expected one")
 REVERSED = ("the result is the expected one in reverse order{along}: a loop, a slice or a sort runs the "
@@ -26,6 +35,8 @@ EDGE = ("the result is right except at its {end} entries{along}, which are left 
         "that {how} never fills them")
 EARLY = {"first": "starts late", "last": "ends early (a `return` or `break` inside the loop, or a range that stops short)"}
 SHORT = "the result is the expected one without its {end} entry{along}: a loop or a slice {how}"
+LONG = ("the result is the expected one {order} more entries{along}: a range or a loop runs too far (over "
+        "every index where it should take every second, or past the end)")
 _ENDS = {"first": "starts one late", "last": "stops one short"}
 SCALED = ("every entry is the expected one times the same factor ({factors}): a scale is missing, "
           "doubled or inverted")
@@ -52,7 +63,7 @@ def _holding(got, expected) -> set:
         found = [_holding(g, e) for g, e in zip(got, expected) if not _equal(g, e)]
         return set.intersection(*found) if found else set()
     if isinstance(got, str) and isinstance(expected, str):
-        return {_short(list(got), list(expected))} - {None} if got != expected else set()
+        return {_short(list(got), list(expected)), _long(list(got), list(expected))} - {None} if got != expected else set()
     g, e = _real(got), _real(expected)
     if g is None or e is None or e.size < 3 or not (np.isfinite(g).all() and np.isfinite(e).all()) or _equal(g, e):
         return set()
@@ -61,7 +72,7 @@ def _holding(got, expected) -> set:
             return {RESHAPED}
         if e.ndim >= 2 and g.shape == e.shape[:-2] + e.shape[:-3:-1] and _equal(g, np.swapaxes(e, -1, -2)):
             return {TRANSPOSED}
-        return {_short(g, e)} - {None} if g.ndim == e.ndim else set()
+        return {_short(g, e), _long(g, e)} - {None} if g.ndim == e.ndim else set()
     if e.size < 4:
         return set()
     found = set()
@@ -75,6 +86,7 @@ def _holding(got, expected) -> set:
     found |= {SHIFTED.format(axis=axis - e.ndim) for axis in range(e.ndim)
               if e.shape[axis] > 2 and (_shifted(g, e, axis) or _shifted(e, g, axis))}
     found |= _per_row(g, e) if not found else set()
+    found |= {_powered(g, e), _inverted(g, e)} - {None} if not found else set()
     found |= {REVERSED.format(along=_along(axis, e.ndim)) for axis in range(e.ndim)
               if e.shape[axis] > 2 and _equal(g, np.flip(e, axis))}
     if not found and np.allclose(np.sort(g, axis=None), np.sort(e, axis=None), rtol=1e-8, atol=1e-10):
@@ -117,6 +129,27 @@ def _factor(g, e):
         return None
     c = float(np.median(g[big] / e[big]))
     return c if abs(c - 1) > 1e-6 and c != 0 and _equal(g, c * e) else None
+
+
+def _powered(g, e) -> str | None:
+    """POWERED, where g = e ** k for positive e, a power k other than 1, 0 and -1."""
+    if not (e > 0).all() or not (g > 0).all():
+        return None
+    logs = np.log(e)
+    spread = np.abs(logs) > 1e-3
+    if spread.sum() < 2:
+        return None
+    k = float(np.median(np.log(g)[spread] / logs[spread]))
+    far = min(abs(k - 1), abs(k), abs(k + 1)) > 1e-6
+    return POWERED.format(power=f"{k:.3g}") if far and _equal(g, e ** k) else None
+
+
+def _inverted(g, e) -> str | None:
+    """INVERTED, where g = c / e for a constant c, e nowhere 0 and not constant."""
+    if not (np.abs(e) > 1e-12).all() or np.ptp(e) < 1e-9 * np.abs(e).max():
+        return None
+    c = float(np.median(g * e))
+    return INVERTED if c != 0 and _equal(g, c / e) else None
 
 
 def _per_row(g, e) -> set:
@@ -184,6 +217,31 @@ def _short(g, e) -> str | None:
     found = [end for end, rest in _ends(e, axes[0]) if (g == rest if isinstance(e, list) else _equal(g, rest))]
     ndim = 1 if isinstance(e, list) else e.ndim
     return SHORT.format(end=found[0], along=_along(axes[0], ndim), how=_ENDS[found[0]]) if len(found) == 1 else None
+
+
+def _long(g, e) -> str | None:
+    """LONG, where `g` (a list or an array) is `e` with more entries at one end of one axis."""
+    sizes = ([len(g)], [len(e)]) if isinstance(e, list) else (g.shape, e.shape)
+    axes = [axis for axis, (m, n) in enumerate(zip(*sizes)) if m != n]
+    if len(axes) != 1 or not sizes[0][axes[0]] > sizes[1][axes[0]] >= 2:
+        return None
+    m, n = sizes[0][axes[0]], sizes[1][axes[0]]
+    parts = {"followed by": range(n), "preceded by": range(m - n, m)}
+    found = [order for order, part in parts.items() if (
+        [g[i] for i in part] == e if isinstance(e, list) else _equal(np.take(g, part, axis=axes[0]), e))]
+    ndim = 1 if isinstance(e, list) else e.ndim
+    return LONG.format(order=found[0], along=_along(axes[0], ndim)) if len(found) == 1 else None
+
+
+def lazy(observed: list) -> str | None:
+    """LAZY, where every call returned the same kind of one-pass iterator (which cannot be graded)."""
+    kinds = {_iterator(got) for _, got in observed}
+    return LAZY.format(kind=kinds.pop()) if len(kinds) == 1 and None not in kinds else None
+
+
+def _iterator(got) -> str | None:
+    text = getattr(got, "text", "")
+    return next((kind for kind in _ITERATORS if text.endswith(f"a value of type {kind} cannot be sent")), None)
 
 
 def _along(axis: int, ndim: int) -> str:

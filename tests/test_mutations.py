@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from autograder import conditions, derived, labs, operators, relations
+from autograder.verdict import Raised
 from autograder.worker.invoke import Call, execute
 
 LABS = ["lab05_transformers", "lab06_training", "lab07_rope_generation"]
@@ -38,6 +39,9 @@ def test_the_operators_rewrite_one_place_each():
                  derived.variants("def g(b, x):\n    return np.where(x > 0, b ** x, 0.0)\n", [operators.reverse])]
     assert {"np.where(x > 0, x ** b, 0.0)", "np.where(x > 0, 0.0, b ** x)", "np.where(x < 0, b ** x, 0.0)"} <= {
         text.splitlines()[1].strip().removeprefix("return ") for text in reversed_}
+    assert {"return x ** 2", "return x ** 4"} == {ast.unparse(ast.parse(v.source)).splitlines()[1].strip()
+                                                  for v in derived.variants("def p(x):\n    return x ** 3\n",
+                                                                            [operators.power_off_by_one])}
     assert {"s = Q @ K.T / d ** 1 / 2", "s = Q @ K.T / int(np.sqrt(d))"} <= {
         text.splitlines()[1].strip() for text in rewritten["root_slips"]}
     assert {"a = np.ones(n)", "b = x[:, :n]"} <= {line.strip() for v in derived.variants(
@@ -223,6 +227,13 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relation(e.reshape(2, 12), e) == relations.RESHAPED            # not reshaped back
     assert relations.relation(e[::-1], e) == relations.REVERSED.format(along=" along its rows")
     assert relations.relation(e[0, [1, 0, 3, 2, 5, 4]], e[0]) == relations.REORDERED
+    positive = np.exp(e)
+    assert relations.relation(positive ** 2, positive) == relations.POWERED.format(power="2")
+    assert relations.relation(2 * np.pi / positive, positive) == relations.INVERTED
+    assert relations.relation(np.vstack([e, e[:2]]), e) == relations.LONG.format(order="followed by",
+                                                                                 along=" along its rows")
+    assert relations.lazy([(None, Raised("returned a value that cannot be graded: a value of type map cannot "
+                                         "be sent"))]) == relations.LAZY.format(kind="map")
     assert relations.relation(e + 0.5, e) == relations.OFFSET
     assert relations.relation(e * np.arange(2.0, 6.0)[:, None], e) == relations.ROW_SCALED     # one factor per row
     assert relations.relation(e - np.log(np.arange(2.0, 6.0))[:, None], e) == relations.ROW_OFFSET
@@ -257,6 +268,9 @@ def test_what_the_wrong_calls_alone_have_in_common_is_said_where_nothing_else_fi
                      "    return np.einsum('nf,fd->nd', np.maximum(0, np.einsum('nd,df->nf', x, W1) + b1), W2) + b2\n")
     assert _causes(matrices_only, "feedforward") == {conditions.WRONG.format(where="`x` has 3 axes",
                                                                              hint=conditions.HINTS["axes"])}
+    clipped = "def softmax(z):\n    e = np.exp(np.clip(z, -30, 30))\n    return e / e.sum(axis=-1, keepdims=True)\n"
+    assert {cause.split(":")[0] for cause in _causes(clipped, "softmax")} == {
+        "the results are wrong on every call where `z` holds an entry of size 51 or more, and right on every other call"}
 
 
 def test_conditions_of_two_kinds_say_nothing():
