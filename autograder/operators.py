@@ -725,12 +725,19 @@ def add_keepdims(node):
 
 
 def power_off_by_one(node):
-    """x ** n written x ** (n - 1) or x ** (n + 1): a power not lowered in a derivative, or lowered twice."""
+    """x ** n written x ** (n - 1) or x ** (n + 1), and a * x * x written a * x or a * x * x * x: a
+    power not lowered in a derivative, or lowered twice."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and (_int(node.right) or 0) >= 2:
         n = _int(node.right)
         return [(ast.BinOp(node.left, ast.Pow(), _num(m)), f"a power is one off: x ** {m} where x ** {n} belongs "
                                                          f"(a power not lowered in a derivative, or lowered twice)")
                 for m in (n - 1, n + 1)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and isinstance(node.right, ast.Name) \
+            and isinstance(node.left, (ast.Name, ast.BinOp)) \
+            and ast.unparse(getattr(node.left, "right", node.left)) == node.right.id:
+        idea = (f"a power is one off: `{node.right.id}` is multiplied in once too {{}} (a power not lowered in a "
+                f"derivative, or lowered twice)")
+        return [(ast.BinOp(node, ast.Mult(), node.right), idea.format("often")), (node.left, idea.format("rarely"))]
 
 
 _FILLS = {"zeros": "ones", "ones": "zeros", "zeros_like": "ones_like", "ones_like": "zeros_like"}

@@ -145,8 +145,10 @@ def _powered(g, e) -> str | None:
 
 
 def _inverted(g, e) -> str | None:
-    """INVERTED, where g = c / e for a constant c, e nowhere 0 and not constant."""
-    if not (np.abs(e) > 1e-12).all() or np.ptp(e) < 1e-9 * np.abs(e).max():
+    """INVERTED, where g = c / e for a constant c, e nowhere 0 and not constant, and g not e's own
+    values in another order (a geometric sequence reversed is c / e too: a reorder is the simpler)."""
+    if not (np.abs(e) > 1e-12).all() or np.ptp(e) < 1e-9 * np.abs(e).max() or _equal(np.sort(g, axis=None),
+                                                                                    np.sort(e, axis=None)):
         return None
     c = float(np.median(g * e))
     return INVERTED if c != 0 and _equal(g, c / e) else None

@@ -39,9 +39,9 @@ def test_the_operators_rewrite_one_place_each():
                  derived.variants("def g(b, x):\n    return np.where(x > 0, b ** x, 0.0)\n", [operators.reverse])]
     assert {"np.where(x > 0, x ** b, 0.0)", "np.where(x > 0, 0.0, b ** x)", "np.where(x < 0, b ** x, 0.0)"} <= {
         text.splitlines()[1].strip().removeprefix("return ") for text in reversed_}
-    assert {"return x ** 2", "return x ** 4"} == {ast.unparse(ast.parse(v.source)).splitlines()[1].strip()
-                                                  for v in derived.variants("def p(x):\n    return x ** 3\n",
-                                                                            [operators.power_off_by_one])}
+    assert {"return x ** 2", "return x ** 4", "return 3 * x * x * x", "return 3 * x"} == {
+        ast.unparse(ast.parse(v.source)).splitlines()[1].strip() for source in ("x ** 3", "3 * x * x")
+        for v in derived.variants(f"def p(x):\n    return {source}\n", [operators.power_off_by_one])}
     assert {"s = Q @ K.T / d ** 1 / 2", "s = Q @ K.T / int(np.sqrt(d))"} <= {
         text.splitlines()[1].strip() for text in rewritten["root_slips"]}
     assert {"a = np.ones(n)", "b = x[:, :n]"} <= {line.strip() for v in derived.variants(
@@ -230,6 +230,8 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     positive = np.exp(e)
     assert relations.relation(positive ** 2, positive) == relations.POWERED.format(power="2")
     assert relations.relation(2 * np.pi / positive, positive) == relations.INVERTED
+    geometric = 10.0 ** -np.arange(5.0)
+    assert relations.relation(geometric[::-1], geometric) == relations.REVERSED.format(along="")   # and 1e-4 / itself
     assert relations.relation(np.vstack([e, e[:2]]), e) == relations.LONG.format(order="followed by",
                                                                                  along=" along its rows")
     assert relations.lazy([(None, Raised("returned a value that cannot be graded: a value of type map cannot "
