@@ -610,15 +610,17 @@ def root_slips(node):
         if _is_call(root, "sqrt") and len(root.args) == 1 and not root.keywords:
             base = root.args[0]
             cast = _reread(node, root, ast.Call(ast.Name("int", ast.Load()), [root], []))
-            out += [(cast, "a square root is cast to an integer (`int(...)`), which cuts its fraction off")] * bool(cast)
+            if cast:
+                out.append((cast, "a square root is cast to an integer (`int(...)`), which cuts its fraction off"))
         elif isinstance(root, ast.BinOp) and isinstance(root.op, ast.Pow) and isinstance(root.right, ast.Constant) \
                 and root.right.value == 0.5:
             base = root.left
         else:
             continue
         halved = _reread(node, root, ast.BinOp(ast.BinOp(base, ast.Pow(), ast.Constant(1)), ast.Div(), ast.Constant(2)))
-        out += [(halved, "a square root is written `** 1/2`, which Python reads by precedence as a power of 1 "
-                         "and then a division by 2, not a root")] * bool(halved)
+        if halved:
+            out.append((halved, "a square root is written `** 1/2`, which Python reads by precedence as a power "
+                                "of 1 and then a division by 2, not a root"))
     return out or None
 
 
@@ -763,7 +765,8 @@ def drop_argument(notebook_names):
     """The operator that leaves out the last argument of a call to a notebook function or a method
     of an attribute (self.attention.forward): its default, if it has one, is used instead."""
     def drop_argument(node):
-        if isinstance(node, ast.Call) and len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args) \
+        if isinstance(node, ast.Call) and len(node.args) >= 2 and not any(isinstance(a, ast.Starred)
+                                                                          for a in node.args) \
                 and (isinstance(node.func, ast.Name) and node.func.id in notebook_names
                      or isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute)):
             new = _edited(node, lambda n: n.args.pop())
@@ -807,12 +810,14 @@ def swap_steps(function: ast.FunctionDef):
     def swap_steps(node):
         if _step(node) and _step(node.args[0]):
             inner = node.args[0]
-            swapped = _edited(inner, lambda n: n.args.__setitem__(0, _edited(node, lambda o: o.args.__setitem__(0, inner.args[0]))))
+            outer = _edited(node, lambda o: o.args.__setitem__(0, inner.args[0]))         # f(x) ...
+            swapped = _edited(inner, lambda n: n.args.__setitem__(0, outer))             # ... inside g
             return [(swapped, f"`{_called(node)}` and `{_called(inner)}` are applied in the other order")]
         if not _step(node) or _at(node) not in pairs:
             return None
         outer, inner, variable = pairs[_at(node)]
-        group = f"`{_called(outer)}` and `{_called(inner)}` are applied in the other order, where `{variable}` is computed"
+        group = (f"`{_called(outer)}` and `{_called(inner)}` are applied in the other order, "
+                 f"where `{variable}` is computed")
         if _at(node) == _at(inner):      # f takes g's place, applied to g's input ...
             return [(_edited(outer, lambda o: o.args.__setitem__(0, node.args[0])), None, group)]
         return [(_edited(inner, lambda n: n.args.__setitem__(0, outer.args[0])), None, group)]     # ... and g f's
@@ -822,7 +827,8 @@ def swap_steps(function: ast.FunctionDef):
 def _step(node) -> bool:
     """A call that transforms its first argument: a function of the notebook, a layer's method."""
     return isinstance(node, ast.Call) and bool(node.args) and not isinstance(node.args[0], ast.Starred) \
-        and _name(node) not in _BUILDERS and not (isinstance(node.func, ast.Attribute) and _name(node) in _METHODS_OF_ARRAYS)
+        and _name(node) not in _BUILDERS \
+        and not (isinstance(node.func, ast.Attribute) and _name(node) in _METHODS_OF_ARRAYS)
 
 
 def _called(node) -> str:

@@ -33,7 +33,8 @@ RESHAPED = ("the result holds the expected values in the expected order, in anot
             "merged, split, added or dropped (a reshape back to the expected shape is missing or wrong)")
 EDGE = ("the result is right except at its {end} entries{along}, which are left at zero: a loop or a slice "
         "that {how} never fills them")
-EARLY = {"first": "starts late", "last": "ends early (a `return` or `break` inside the loop, or a range that stops short)"}
+EARLY = {"first": "starts late",
+         "last": "ends early (a `return` or `break` inside the loop, or a range that stops short)"}
 SHORT = "the result is the expected one without its {end} entry{along}: a loop or a slice {how}"
 LONG = ("the result is the expected one {order} more entries{along}: a range or a loop runs too far (over "
         "every index where it should take every second, or past the end)")
@@ -63,7 +64,8 @@ def _holding(got, expected) -> set:
         found = [_holding(g, e) for g, e in zip(got, expected) if not _equal(g, e)]
         return set.intersection(*found) if found else set()
     if isinstance(got, str) and isinstance(expected, str):
-        return {_short(list(got), list(expected)), _long(list(got), list(expected))} - {None} if got != expected else set()
+        letters = (list(got), list(expected))
+        return {_short(*letters), _long(*letters)} - {None} if got != expected else set()
     g, e = _real(got), _real(expected)
     if g is None or e is None or e.size < 3 or not (np.isfinite(g).all() and np.isfinite(e).all()) or _equal(g, e):
         return set()
