@@ -553,8 +553,8 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
     derived from the reference only where no catalogued one fits. Derived rewrites that say
     different things of one program (a step left out, or its input read in place of its output)
     are named together (at most MAX_ALIKE of them). Where none is named, a relation every wrong
-    result bears to the right one (transposed, rearranged, scaled, shifted) is said instead, or
-    else the condition that the calls with wrong results alone meet (conditions.py)."""
+    result bears to the right one (transposed, rearranged, scaled, shifted: relations.py) is said
+    instead, or else the condition that the calls with wrong results alone meet (conditions.py)."""
     failed = [(t, r) for t, r in trials if r.status == "failed" and not r.diagnosis and t.observed]
     if not failed:
         return
@@ -572,8 +572,9 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
         if not named and (shared := relations(_against_reference(trial)) or lazy(trial.observed)):
             named = (shared, "")
         if not named and conditions.wrong_on(trial, _trial_tolerances):
-            if "condition" not in outputs:
-                outputs["condition"] = conditions.condition(suite.reference, [t for t, _ in trials], _trial_tolerances)
+            if "condition" not in outputs:      # one for the part: it is read from every check's calls
+                every = [t for t, _ in trials]
+                outputs["condition"] = conditions.condition(suite.reference, every, _trial_tolerances)
             named = outputs["condition"] and (outputs["condition"], "")
         if named:
             result.diagnosis, result.fix = named
