@@ -571,10 +571,10 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
             named = (ALIKE.join(dict.fromkeys(m.message for m in fits)), "")
         if not named and (shared := relations(_against_reference(trial)) or lazy(trial.observed)):
             named = (shared, "")
-        if not named and conditions.wrong_on(trial, _trial_tolerances):
+        if not named and conditions.wrong_on(_compared(trial)):
             if "condition" not in outputs:      # one for the part: it is read from every check's calls
-                every = [t for t, _ in trials]
-                outputs["condition"] = conditions.condition(suite.reference, every, _trial_tolerances)
+                every = [seen for t, _ in trials for seen in _compared(t)]
+                outputs["condition"] = conditions.condition(suite.reference, every)
             named = outputs["condition"] and (outputs["condition"], "")
         if named:
             result.diagnosis, result.fix = named
@@ -656,10 +656,17 @@ def _sort(value):
 
 
 def _against_reference(trial: "Trial") -> list:
-    """(the student's result, the reference's) for each call of the trial that returned a value
-    and draws nothing (a draw is one of many right ones: no relation to it says anything)."""
-    pairs = [(got, _reference(trial, call)) for call, got in trial.observed if not _draws(call)]
-    return [(g, e) for g, e in pairs if e is not None and not isinstance(g, Raised)]
+    """(the student's result, the reference's) for each compared call that returned a value."""
+    return [(got, expected) for _, got, expected, *_ in _compared(trial) if not isinstance(got, Raised)]
+
+
+def _compared(trial: "Trial") -> list:
+    """(call, the student's outcome, the reference's result, rtol, atol) for each call of the trial
+    that the reference makes alone and that draws nothing (a draw is one of many right ones: no
+    relation to it, and no condition on it, says anything)."""
+    seen = [(call, got, _reference(trial, call)) for call, got in trial.observed if not _draws(call)]
+    return [(call, got, expected, *_tolerances(trial.check.tol)) for call, got, expected in seen
+            if expected is not None]
 
 
 def _draws(call: Call) -> bool:
@@ -740,10 +747,6 @@ def _whole(value) -> bool | None:
 
 def _same(got, wrong, tol) -> bool:
     return verdict.same_outcome(got, wrong, *_tolerances(tol))
-
-
-def _trial_tolerances(trial: Trial) -> tuple:
-    return _tolerances(trial.check.tol)
 
 
 def _tolerances(tol) -> tuple:

@@ -12,7 +12,6 @@ import numpy as np
 
 from .compare import close
 from .verdict import Raised
-from .worker.invoke import Rng
 
 WRONG = "the results are wrong on every call where {where}, and right on every other call{hint}"
 HINTS = {
@@ -30,12 +29,12 @@ APART = 4           # the wrong calls' smallest largest entry is this many times
 RIGHT_CALLS = 2     # a condition is read from at least this many right calls, and one wrong one
 
 
-def condition(reference: dict, trials: list, tolerance) -> str | None:
-    """WRONG for the one kind of condition that holds on every wrong call of `trials` and on no
-    right one, or None. `tolerance(trial)`: (rtol, atol) for a trial's results."""
-    labelled = [(features, not _right(got, trial.reference(call), *tolerance(trial)))
-                for trial in trials for call, got in trial.observed
-                if _readable(call, trial) and (features := _features(reference, call)) is not None]
+def condition(reference: dict, compared: list) -> str | None:
+    """WRONG for the one kind of condition that holds on every wrong call and on no right one, or
+    None. `compared`: (call, the student's outcome, the reference's result, rtol, atol) of a part's
+    calls that draw nothing."""
+    labelled = [(features, not _right(*seen[1:])) for seen in compared
+                if _float64(seen[0]) and (features := _features(reference, seen[0])) is not None]
     wrong = [features for features, is_wrong in labelled if is_wrong]
     right = [features for features, is_wrong in labelled if not is_wrong]
     if not wrong or len(right) < RIGHT_CALLS:
@@ -57,23 +56,15 @@ def condition(reference: dict, trials: list, tolerance) -> str | None:
     return WRONG.format(where=_joined(kind, clauses), hint=HINTS[kind])
 
 
-def wrong_on(trial, tolerance) -> bool:
-    """Whether some readable call of `trial` has a wrong result (the condition is about those)."""
-    return any(not _right(got, trial.reference(call), *tolerance(trial))
-               for call, got in trial.observed if _readable(call, trial))
+def wrong_on(compared: list) -> bool:
+    """Whether one of these calls (as for `condition`) has a wrong result: the condition is about those."""
+    return any(_float64(seen[0]) and not _right(*seen[1:]) for seen in compared)
 
 
-def _readable(call, trial) -> bool:
-    """A call with a reference result that draws nothing (a draw is one of many right ones) and
-    has no float32 input (its result differs from the float64 reference by rounding)."""
-    given = [*call.args, *call.kwargs.values()]
-    if any(isinstance(v, Rng) or isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.dtype != np.float64
-           for v in given) or call.obj is not None and any(isinstance(v, Rng) for v in call.obj.args):
-        return False
-    try:
-        return trial.reference(call) is not None
-    except Exception:   # a call the reference cannot make alone (it is part of a property)
-        return False
+def _float64(call) -> bool:
+    """No input of the call is float32 (its result differs from the float64 reference by rounding)."""
+    return not any(isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.dtype != np.float64
+                   for v in [*call.args, *call.kwargs.values()])
 
 
 def _right(got, expected, rtol: float, atol: float) -> bool:

@@ -214,27 +214,34 @@ def _zeroed_run(g, e, axis: int, end: str) -> bool:
 
 def _short(g, e) -> str | None:
     """SHORT, where `g` (a list or an array) is `e` without the entry at one end of one axis."""
-    sizes = ([len(g)], [len(e)]) if isinstance(e, list) else (g.shape, e.shape)
-    axes = [axis for axis, (m, n) in enumerate(zip(*sizes)) if m != n]
-    if len(axes) != 1 or sizes[0][axes[0]] != sizes[1][axes[0]] - 1 or sizes[1][axes[0]] < 3:
+    apart = _apart(g, e)
+    if apart is None or apart[1] != apart[2] - 1 or apart[2] < 3:
         return None
-    found = [end for end, rest in _ends(e, axes[0]) if (g == rest if isinstance(e, list) else _equal(g, rest))]
-    ndim = 1 if isinstance(e, list) else e.ndim
-    return SHORT.format(end=found[0], along=_along(axes[0], ndim), how=_ENDS[found[0]]) if len(found) == 1 else None
+    axis, _, _, ndim = apart
+    found = [end for end, rest in _ends(e, axis) if (g == rest if isinstance(e, list) else _equal(g, rest))]
+    return SHORT.format(end=found[0], along=_along(axis, ndim), how=_ENDS[found[0]]) if len(found) == 1 else None
 
 
 def _long(g, e) -> str | None:
     """LONG, where `g` (a list or an array) is `e` with more entries at one end of one axis."""
-    sizes = ([len(g)], [len(e)]) if isinstance(e, list) else (g.shape, e.shape)
-    axes = [axis for axis, (m, n) in enumerate(zip(*sizes)) if m != n]
-    if len(axes) != 1 or not sizes[0][axes[0]] > sizes[1][axes[0]] >= 2:
+    apart = _apart(g, e)
+    if apart is None or not apart[1] > apart[2] >= 2:
         return None
-    m, n = sizes[0][axes[0]], sizes[1][axes[0]]
+    axis, m, n, ndim = apart
     parts = {"followed by": range(n), "preceded by": range(m - n, m)}
     found = [order for order, part in parts.items() if (
-        [g[i] for i in part] == e if isinstance(e, list) else _equal(np.take(g, part, axis=axes[0]), e))]
-    ndim = 1 if isinstance(e, list) else e.ndim
-    return LONG.format(order=found[0], along=_along(axes[0], ndim)) if len(found) == 1 else None
+        [g[i] for i in part] == e if isinstance(e, list) else _equal(np.take(g, part, axis=axis), e))]
+    return LONG.format(order=found[0], along=_along(axis, ndim)) if len(found) == 1 else None
+
+
+def _apart(g, e) -> tuple | None:
+    """(the axis, g's size and e's size along it, the number of axes) where `g` and `e` (two lists,
+    or two arrays of as many axes) differ in size along one axis alone; else None."""
+    sizes = ([len(g)], [len(e)]) if isinstance(e, list) else (g.shape, e.shape)
+    axes = [axis for axis, (m, n) in enumerate(zip(*sizes)) if m != n]
+    if len(axes) != 1:
+        return None
+    return axes[0], sizes[0][axes[0]], sizes[1][axes[0]], len(sizes[1])
 
 
 def lazy(observed: list) -> str | None:

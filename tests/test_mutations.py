@@ -279,19 +279,15 @@ def test_conditions_of_two_kinds_say_nothing():
     """Wrong exactly on the calls with a 3-D input that also set a flag: either may be the cause."""
     reference = {"f": lambda x, flag=False: 2 * x}
 
-    class Trial:
-        def __init__(self, observed):
-            self.observed = observed
-
-        def reference(self, call):
-            return execute(call, reference)[0]
+    def compared(*calls):
+        return [(call, got, execute(call, reference)[0], 1e-8, 1e-10) for call, got in calls]
 
     matrix, stack = np.ones((2, 3)), np.ones((2, 2, 3))
     right = [(Call("f", (matrix,)), 2 * matrix), (Call("f", (matrix + 1,)), 2 * matrix + 2)]
-    flagged = Trial(right + [(Call("f", (stack,), {"flag": True}), stack)])
-    alone = Trial(right + [(Call("f", (stack,)), stack)])
-    assert conditions.condition(reference, [flagged], lambda trial: (1e-8, 1e-10)) is None
-    assert conditions.condition(reference, [alone], lambda trial: (1e-8, 1e-10)) == conditions.WRONG.format(
+    flagged = compared(*right, (Call("f", (stack,), {"flag": True}), stack))
+    alone = compared(*right, (Call("f", (stack,)), stack))
+    assert conditions.condition(reference, flagged) is None
+    assert conditions.condition(reference, alone) == conditions.WRONG.format(
         where="`x` has 3 axes", hint=conditions.HINTS["axes"])
 
 
