@@ -685,14 +685,15 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
     where the student passed and the mistake gives the reference's result too (a draw made
     another way) or where both raised, another exception (a second mistake may raise first).
     Where the student's code raised and the mistake returns a value, the mistake is not what
-    the student made (an index out of range on one axis is not one on another)."""
+    the student made (an index out of range on one axis is not one on another). An exception that
+    only repeats an argument shows nothing (`_echoes`)."""
     differs = False
     for call, got in failed.observed:
         wrong = _mistake_result(suite, mistake, call, outputs)
         if not _alike(mistake, got, wrong, failed, call):
             return False
         differs |= verdict.shows(wrong, failed.reference(call), *_tolerances(failed.check.tol),
-                                 nonfinite=mistake.nonfinite)
+                                 nonfinite=mistake.nonfinite) and not _echoes(wrong, call)
     if not differs:
         return False
     for trial, result in trials:
@@ -706,6 +707,14 @@ def explains(suite: Suite, mistake: Mistake, failed: Trial, trials: list, output
                     wrong, trial.reference(call), *_tolerances(trial.check.tol)):
                 return False
     return True
+
+
+def _echoes(outcome, call: Call) -> bool:
+    """`outcome` is an exception whose message is only an argument of `call` (the KeyError of
+    a text looked up whole): it says which key was missing, not why, and any code that looks
+    that argument up whole raises it too."""
+    scalars = [a for a in (*call.args, *call.kwargs.values()) if isinstance(a, (str, int))]
+    return isinstance(outcome, BaseException) and str(outcome) in map(repr, scalars)
 
 
 def _mistake_result(suite: Suite, mistake: Mistake, call: Call, outputs: dict):

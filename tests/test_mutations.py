@@ -134,6 +134,14 @@ def test_whole_numbers_are_said_cut_off_not_named_by_a_rewrite_that_only_rounds_
     assert relations.relation(np.zeros_like(e), e) is None
 
 
+def test_an_exception_that_only_repeats_the_input_names_nothing():
+    """Looking names up by word (`text.split()`) raises KeyError('anna') on every name, as does the
+    rewrite that looks the whole text up (`stoi[text]`): the message says which key was missing,
+    not why, so neither rewrite is named."""
+    words = "def encode(text, stoi):\n    return [stoi[word] for word in text.split()]\n"
+    assert _causes(words, "encode", "lab06_training") == set()
+
+
 def test_no_relation_is_said_of_a_draw():
     """A batch drawn another way is one of many right draws: where it differs from the reference's
     draw in one row, that row is not 'a loop that starts one late'."""
