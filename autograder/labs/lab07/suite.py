@@ -108,8 +108,11 @@ def _(t):
 
 @check("apply_rope", "positions that do not start at 0, and negative ones", 3)
 def _(t):
-    """Generation rotates one row at position t, and the backward pass rotates back with -i."""
+    """Generation rotates one row at position t, and the backward pass rotates back with -i;
+    negative positions come in a matrix, then in a stack of heads, so that a slip is seen to be
+    about the sign, not about the axes."""
     t.expect_match(C.apply_rope(t.normal(3, 6), np.array([7, 3, 12])))
+    t.expect_match(C.apply_rope(t.normal(3, 6), np.array([-2, 4, -5])))
     t.expect_match(C.apply_rope(t.normal(2, 2, 4), np.array([-2, -5])))
 
 
