@@ -552,7 +552,8 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
     be wrong for half the students who made the other. The catalogue is asked first; the mistakes
     derived from the reference only where no catalogued one fits. Derived rewrites that say
     different things of one program (a step left out, or its input read in place of its output)
-    are named together (at most MAX_ALIKE of them). Where none is named, a relation every wrong
+    are named together (at most MAX_ALIKE of them). Where none is named, an exception that names its
+    construct (`^` on floats, `math` on an array) is explained; else a relation every wrong
     result bears to the right one (transposed, rearranged, scaled, shifted: relations.py) is said
     instead, or else the condition that the calls with wrong results alone meet (conditions.py)."""
     failed = [(t, r) for t, r in trials if r.status == "failed" and not r.diagnosis and t.observed]
@@ -569,6 +570,8 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
         named = verdict.only_fit([(m.message, m.fix) for m in fits])
         if not named and fits and fits[0].rewrite and suite.one_program(fits):
             named = (ALIKE.join(dict.fromkeys(m.message for m in fits)), "")
+        if not named:
+            named = _known_exception(trial)
         if not named and (shared := relations(_against_reference(trial)) or lazy(trial.observed)):
             named = (shared, "")
         if not named and conditions.wrong_on(_compared(trial)):
@@ -578,6 +581,13 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
             named = outputs["condition"] and (outputs["condition"], "")
         if named:
             result.diagnosis, result.fix = named
+
+
+def _known_exception(trial: "Trial"):
+    """The (cause, fix) of the exception whose message names its construct (verdict.KNOWN_EXCEPTIONS)
+    that the calls of `trial` raised, when they all raised that one."""
+    causes = {verdict.known_exception(got.text) for _, got in trial.observed if isinstance(got, Raised)}
+    return causes.pop() if len(causes) == 1 else None
 
 
 def _candidates(suite: Suite, part: Part, trial: "Trial", failed: list, outputs: dict):

@@ -24,7 +24,8 @@ import warnings
 import numpy as np
 
 from .compare import mismatch
-from .verdict import IN_PLACE, TOL, CheckFailed, Raised, modified_input, only_fit, rng_problem, same_outcome, shows, tolerance
+from .verdict import (IN_PLACE, TOL, CheckFailed, Raised, known_exception, modified_input, only_fit, rng_problem,
+                      same_outcome, shows, tolerance)
 from .worker.invoke import execute
 
 FIX_AFTER = 3       # the exact fix is shown once this many different attempts failed a case
@@ -116,9 +117,8 @@ def _fail(name: str, obj, failed, runs, namespace) -> None:
     attempts = _attempts.setdefault((name, description), set())
     attempts.add(_attempt(obj, outcome))
     cause = IN_PLACE if problem.endswith("; return a new array") else _cause(runs)
-    if cause is None and exc is not None and "NoneType" in str(exc):
-        cause = ("a value that is None was used as an array: an argument left at its default "
-                 "None must be replaced by what the docstring says None stands for", "")
+    if cause is None and exc is not None:
+        cause = known_exception(f"{type(exc).__name__}: {exc}")
     if cause:
         lines.append(f"  likely cause: {cause[0]}")
         if cause[1] and len(attempts) >= FIX_AFTER:

@@ -290,5 +290,7 @@ def _body(module) -> str:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name.startswith("_") and ast.get_docstring(node):
             dropped |= set(range(node.body[0].lineno - 1, node.body[0].end_lineno))
-    kept = [line for i, line in enumerate(lines) if i not in dropped and not line.startswith("from .")]
+        if isinstance(node, ast.ImportFrom) and node.level:
+            dropped |= set(range(node.lineno - 1, node.end_lineno))
+    kept = [line for i, line in enumerate(lines) if i not in dropped]
     return "\n".join(kept).strip("\n")

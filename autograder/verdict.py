@@ -40,6 +40,24 @@ SEED_IGNORED = ("the result does not depend on the generator passed in as `rng`:
                 "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
 
 
+# Exceptions that name their construct whatever code raises them: (what the message holds, cause, fix)
+KNOWN_EXCEPTIONS = (
+    (("'bitwise_xor' not supported",), "`^` is Python's bitwise exclusive or, not a power, and floats do not have "
+     "it", "write a power as a ** b (or np.power(a, b))"),
+    (("arrays can be converted to Python scalars",), "a function that takes one number (from `math`, or float() "
+     "or int()) is given an array", "use NumPy's elementwise forms: np.exp, np.sqrt, a ** b"),
+    (("cannot convert float infinity to integer", "cannot convert float NaN to integer"), "inf or NaN is stored "
+     "into an array of integers (dtype=int, or made like an integer array)", "make it float: dtype=float"),
+    (("'NoneType'",), "a value that is None is used as an array: an argument left at its default None (replace it "
+     "by what the docstring says None stands for), or the result of a call that returns nothing (list.sort)", ""),
+)
+
+
+def known_exception(text: str):
+    """The (cause, fix) of a KNOWN_EXCEPTIONS entry whose message `text` (an exception's) holds."""
+    return next(((cause, fix) for parts, cause, fix in KNOWN_EXCEPTIONS if any(p in text for p in parts)), None)
+
+
 class CheckFailed(AssertionError):
     """A check's expectation does not hold for the student's code. `cause`: a (message, fix) the
     check itself recognises (an input modified in place); `firm`: shown against the reference

@@ -10,7 +10,7 @@ import mutations
 import numpy as np
 import pytest
 
-from autograder import conditions, derived, labs, operators, relations
+from autograder import conditions, derived, labs, operators, relations, verdict
 from autograder.verdict import Raised
 from autograder.worker.invoke import Call, execute
 
@@ -140,6 +140,29 @@ def test_an_exception_that_only_repeats_the_input_names_nothing():
     not why, so neither rewrite is named."""
     words = "def encode(text, stoi):\n    return [stoi[word] for word in text.split()]\n"
     assert _causes(words, "encode", "lab06_training") == set()
+
+
+CAUSAL = """def causal_attention(Q, K, V):
+    n = Q.shape[0]
+    mask = np.zeros((n, n), dtype=float)
+    mask[np.triu_indices(n, 1)] = -np.inf
+    weights = softmax(Q @ K.T / np.sqrt(Q.shape[-1]) + mask)
+    return weights @ V, weights
+"""
+
+
+@pytest.mark.parametrize("slip,known", [
+    (("dtype=float", "dtype=int"), "cannot convert float infinity to integer"),
+    (("np.sqrt(Q.shape[-1])", "Q.shape[-1] ^ 0.5"), "'bitwise_xor' not supported"),
+    (("np.sqrt(Q.shape[-1])", "__import__('math').sqrt(np.array(Q.shape))"), "arrays can be converted to Python scalars"),
+    (("return weights @ V", "out = weights.sort()\n    return out.dot(V)"), "'NoneType'"),
+], ids=["int buffer", "caret", "math on an array", "None"])
+def test_an_exception_that_names_its_construct_is_explained(slip, known):
+    """A causal mask in an integer buffer, `^` for a power, `math` on an array, a list method's None:
+    whatever code raises these, the exception says the construct, and the cause says it in words."""
+    cause, _ = verdict.known_exception(known)
+    assert _causes(CAUSAL, "causal_attention") == set()
+    assert _causes(CAUSAL.replace(*slip), "causal_attention") == {cause}
 
 
 def test_no_relation_is_said_of_a_draw():

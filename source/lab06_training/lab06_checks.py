@@ -311,6 +311,24 @@ SEED_IGNORED = ("the result does not depend on the generator passed in as `rng`:
                 "draw with the argument: rng.choice(...), rng.integers(...) or rng.random()")
 
 
+# Exceptions that name their construct whatever code raises them: (what the message holds, cause, fix)
+KNOWN_EXCEPTIONS = (
+    (("'bitwise_xor' not supported",), "`^` is Python's bitwise exclusive or, not a power, and floats do not have "
+     "it", "write a power as a ** b (or np.power(a, b))"),
+    (("arrays can be converted to Python scalars",), "a function that takes one number (from `math`, or float() "
+     "or int()) is given an array", "use NumPy's elementwise forms: np.exp, np.sqrt, a ** b"),
+    (("cannot convert float infinity to integer", "cannot convert float NaN to integer"), "inf or NaN is stored "
+     "into an array of integers (dtype=int, or made like an integer array)", "make it float: dtype=float"),
+    (("'NoneType'",), "a value that is None is used as an array: an argument left at its default None (replace it "
+     "by what the docstring says None stands for), or the result of a call that returns nothing (list.sort)", ""),
+)
+
+
+def known_exception(text: str):
+    """The (cause, fix) of a KNOWN_EXCEPTIONS entry whose message `text` (an exception's) holds."""
+    return next(((cause, fix) for parts, cause, fix in KNOWN_EXCEPTIONS if any(p in text for p in parts)), None)
+
+
 class CheckFailed(AssertionError):
     """A check's expectation does not hold for the student's code. `cause`: a (message, fix) the
     check itself recognises (an input modified in place); `firm`: shown against the reference
@@ -502,9 +520,8 @@ def _fail(name: str, obj, failed, runs, namespace) -> None:
     attempts = _attempts.setdefault((name, description), set())
     attempts.add(_attempt(obj, outcome))
     cause = IN_PLACE if problem.endswith("; return a new array") else _cause(runs)
-    if cause is None and exc is not None and "NoneType" in str(exc):
-        cause = ("a value that is None was used as an array: an argument left at its default "
-                 "None must be replaced by what the docstring says None stands for", "")
+    if cause is None and exc is not None:
+        cause = known_exception(f"{type(exc).__name__}: {exc}")
     if cause:
         lines.append(f"  likely cause: {cause[0]}")
         if cause[1] and len(attempts) >= FIX_AFTER:
