@@ -572,7 +572,7 @@ def diagnose_part(suite: Suite, part: Part, trials: list) -> None:
             named = (ALIKE.join(dict.fromkeys(m.message for m in fits)), "")
         if not named:
             named = _known_exception(trial)
-        if not named and (shared := relations(_against_reference(trial)) or lazy(trial.observed)):
+        if not named and (shared := relations(_against_reference(suite, trial)) or lazy(trial.observed)):
             named = (shared, "")
         if not named and conditions.wrong_on(_compared(trial)):
             if "condition" not in outputs:      # one for the part: it is read from every check's calls
@@ -665,9 +665,12 @@ def _sort(value):
     return type(value).__name__
 
 
-def _against_reference(trial: "Trial") -> list:
-    """(the student's result, the reference's) for each compared call that returned a value."""
-    return [(got, expected) for _, got, expected, *_ in _compared(trial) if not isinstance(got, Raised)]
+def _against_reference(suite: Suite, trial: "Trial") -> list:
+    """(the student's result, the reference's, the call's arrays by name) for each compared call
+    that returned a value."""
+    return [(got, expected, {name: value for name, _, _, value in conditions.named_arguments(suite.reference, call) or ()
+                             if isinstance(value, np.ndarray)})
+            for call, got, expected, *_ in _compared(trial) if not isinstance(got, Raised)]
 
 
 def _compared(trial: "Trial") -> list:

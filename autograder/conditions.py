@@ -22,7 +22,7 @@ HINTS = {
     "negative": ": negative entries are not handled (an absolute value, a clip, or an index that wraps round)",
     "large": ": large values are not handled (an overflow, a clip, or a difference lost to rounding)",
     "left out": ": the default the code uses for it is not the documented one",
-    "given": ": the value given for it is not used",
+    "given": ": what the code does with the value given for it is wrong (or it is not used)",
     "flag": ": that case is not handled",
 }
 APART = 4           # the wrong calls' smallest largest entry is this many times the right calls' largest
@@ -74,14 +74,8 @@ def _right(got, expected, rtol: float, atol: float) -> bool:
 def _features(reference: dict, call) -> dict | None:
     """{(kind, where): value} of the call's arguments (and its object's), named as the reference's
     parameters (None for a call of no reference function, or one it cannot take)."""
-    try:
-        if call.obj is None:
-            arguments = _arguments(reference[call.fn], call.args, call.kwargs)
-        else:
-            cls = reference[call.obj.cls]
-            arguments = _arguments(cls, call.obj.args, {}) + _arguments(getattr(cls, call.fn), call.args, call.kwargs,
-                                                                       method=True)
-    except (KeyError, AttributeError, TypeError, ValueError):
+    arguments = named_arguments(reference, call)
+    if arguments is None:
         return None
     features, axes = {}, []
     for name, optional, given, value in arguments:
@@ -103,6 +97,18 @@ def _features(reference: dict, call) -> dict | None:
     for (a, i, m), (b, j, n) in itertools.combinations(axes, 2):
         features["sizes", a, i, b, j] = m == n
     return features
+
+
+def named_arguments(reference: dict, call) -> list | None:
+    """(name, has a default, given, value) for each parameter of the reference function a call is
+    made on (of a class's constructor and method), or None for a call it cannot take."""
+    try:
+        if call.obj is None:
+            return _arguments(reference[call.fn], call.args, call.kwargs)
+        cls = reference[call.obj.cls]
+        return _arguments(cls, call.obj.args, {}) + _arguments(getattr(cls, call.fn), call.args, call.kwargs, method=True)
+    except (KeyError, AttributeError, TypeError, ValueError):
+        return None
 
 
 def _arguments(function, args: tuple, kwargs: dict, method: bool = False) -> list:

@@ -742,6 +742,13 @@ def power_off_by_one(node):
         return [(ast.BinOp(node, ast.Mult(), node.right), idea.format("often")), (node.left, idea.format("rarely"))]
 
 
+def power_as_product(node):
+    """a ** b written a * b: a power read as a product (2 ** H as 2 * H)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        return [(ast.BinOp(node.left, ast.Mult(), node.right), "`*` is written where `**` belongs: a power is "
+                                                                "taken as a product")]
+
+
 _FILLS = {"zeros": "ones", "ones": "zeros", "zeros_like": "ones_like", "ones_like": "zeros_like"}
 
 
@@ -847,7 +854,8 @@ OPERATORS = [swap_matmul, drop_transpose, permute_axes, reshape_in_place_of_tran
              ignore_condition, drop_keyword, sibling_function, drop_guard, term_outside, term_inside, unbiased,
              mirror_mask, shift_slice, drop_call, shape_read, drop_step, halves_for_interleaved, index_for_element,
              boundary, drop_update, reverse, index_off_by_one, negate_exponent, new_axis, add_keepdims,
-             drop_brackets, loop_items, root_slips, other_fill, slice_on_columns, power_off_by_one]
+             drop_brackets, loop_items, root_slips, other_fill, slice_on_columns, power_off_by_one,
+             power_as_product]
 
 
 def swap_args(notebook_names):

@@ -1,8 +1,8 @@
 """What a wrong result is of the right one, read from the values alone: transposed, reversed,
 the right numbers in other places or in another shape, scaled or offset by a constant (or each
-row by its own), raised to a power, inverted, negated, truncated to integers, shifted by one
-position, left at zero in a run at one end of an axis, short of one end or longer at one, or a
-one-pass iterator. Such a relation holds whatever code produced it, so it is said where no
+row by its own), plus or minus an input, raised to a power, inverted, negated, truncated to
+integers, shifted by one position, left at zero in a run at one end of an axis, short of one end
+or longer at one, repeated or tiled, or a one-pass iterator. Such a relation holds whatever code produced it, so it is said where no
 mistake (catalogued or derived) reproduces the student's results: it is true of their results
 by construction, and it points at the kind of mistake to look for.
 """
@@ -12,8 +12,10 @@ TRANSPOSED = ("the result is the expected one transposed (its last two axes exch
               "of a product, or the axes of a transpose, are the other way round")
 REARRANGED = ("the result holds the right numbers in the wrong places: an axis order, a reshape or a "
               "transpose (the layout of heads, positions or features) differs from the expected one")
-POWERED = ("every entry is the expected one raised to the same power ({power}): an exponent is doubled, "
-           "halved or has the wrong sign (a factor counted twice in it, or left out)")
+POWERED = ("every entry is the expected one raised to the same power ({power}): an exponent is {how} (a "
+           "factor counted twice in it, left out, or of the wrong size)")
+_POWERS = {2.0: "doubled", 0.5: "halved", -1.0: "of the wrong sign", -2.0: "doubled and of the wrong sign",
+           -0.5: "halved and of the wrong sign"}
 INVERTED = ("every entry is a constant divided by the expected one: a reciprocal is taken (a period for a "
             "frequency, a divisor for a factor)")
 LAZY = ("the result is a `{kind}`, a one-pass iterator, where a list or an array is expected: the {kind} "
@@ -45,23 +47,30 @@ OFFSET = ("every entry is the expected one plus the same constant: a term (a bia
           "missing, added twice or has the wrong sign")
 ROW_SCALED = ("each row (along the last axis) is the expected one times a factor of its own: a normalisation "
               "is missing or divides by the wrong amount (a sum, a norm or a count per row)")
+ADDED = ("the result is the expected one {sign} the input `{name}`: an input is {how} (a residual connection "
+         "where none belongs, or one counted twice)")
+REPEATED = ("the result is the expected one with each entry repeated {times} times{along} (np.repeat): values "
+            "that belong once appear {times} times, side by side")
+TILED = ("the result is {times} copies of the expected one end to end{along} (np.tile, or a concatenation): "
+         "values that belong once appear {times} times")
 ROW_OFFSET = ("each row (along the last axis) is the expected one plus a constant of its own: a term per row "
               "(a maximum, a mean or a log-sum-exp) is missing or wrong")
 
 
-def relation(got, expected) -> str | None:
+def relation(got, expected, inputs: dict | None = None) -> str | None:
     """The message of the one relation `got` (the student's result) bears to `expected` (the
-    reference's), or None (none, or several that say different things)."""
-    found = _holding(got, expected)
+    reference's), or None (none, or several that say different things). `inputs`: the call's
+    arrays by name, of which one may have been added."""
+    found = _holding(got, expected, inputs or {})
     return found.pop() if len(found) == 1 else None
 
 
-def _holding(got, expected) -> set:
+def _holding(got, expected, inputs: dict) -> set:
     """Every relation `got` bears to `expected`. Tuples: those that all the items that differ bear."""
     if isinstance(expected, tuple):
         if not isinstance(got, tuple) or len(got) != len(expected):
             return set()
-        found = [_holding(g, e) for g, e in zip(got, expected) if not _equal(g, e)]
+        found = [_holding(g, e, inputs) for g, e in zip(got, expected) if not _equal(g, e)]
         return set.intersection(*found) if found else set()
     if isinstance(got, str) and isinstance(expected, str):
         letters = (list(got), list(expected))
@@ -70,11 +79,14 @@ def _holding(got, expected) -> set:
     if g is None or e is None or e.size < 3 or not (np.isfinite(g).all() and np.isfinite(e).all()) or _equal(g, e):
         return set()
     if g.shape != e.shape:
-        if g.size == e.size and _equal(g.ravel(), e.ravel()):
-            return {RESHAPED}
+        found = {RESHAPED} if g.size == e.size and _equal(g.ravel(), e.ravel()) else set()
         if e.ndim >= 2 and g.shape == e.shape[:-2] + e.shape[:-3:-1] and _equal(g, np.swapaxes(e, -1, -2)):
-            return {TRANSPOSED}
-        return {_short(g, e), _long(g, e)} - {None} if g.ndim == e.ndim else set()
+            found.add(TRANSPOSED)       # a row or a column transposed is reshaped too: then neither is said
+        if found:
+            return found
+        if g.ndim != e.ndim:
+            return set()
+        return {_copies(g, e)} - {None} or {_short(g, e), _long(g, e)} - {None}
     if e.size < 4:
         return set()
     found = set()
@@ -87,6 +99,8 @@ def _holding(got, expected) -> set:
         found.add(TRUNCATED)
     found |= {SHIFTED.format(axis=axis - e.ndim) for axis in range(e.ndim)
               if e.shape[axis] > 2 and (_shifted(g, e, axis) or _shifted(e, g, axis))}
+    found |= {ADDED.format(name=name, sign=sign, how=how) for name, x in inputs.items() if np.shape(x) == e.shape
+              for sign, how, sum_ in (("plus", "added", e + x), ("minus", "subtracted", e - x)) if _equal(g, sum_)}
     found |= _per_row(g, e) if not found else set()
     found |= {_powered(g, e), _inverted(g, e)} - {None} if not found else set()
     found |= {REVERSED.format(along=_along(axis, e.ndim)) for axis in range(e.ndim)
@@ -97,9 +111,9 @@ def _holding(got, expected) -> set:
 
 
 def relations(pairs: list) -> str | None:
-    """The relation every (got, expected) pair that differs shares, or None. A factor may differ
+    """The relation every (got, expected[, the call's arrays by name]) pair that differs shares, or None. A factor may differ
     from call to call (it depends on the sizes): the message lists them."""
-    found = [relation(g, e) for g, e in pairs if not _equal(g, e)]
+    found = [relation(*pair) for pair in pairs if not _equal(*pair[:2])]
     if not found or None in found:
         return None
     if all(f.startswith(SCALED[:40]) for f in found):
@@ -143,7 +157,8 @@ def _powered(g, e) -> str | None:
         return None
     k = float(np.median(np.log(g)[spread] / logs[spread]))
     far = min(abs(k - 1), abs(k), abs(k + 1)) > 1e-6
-    return POWERED.format(power=f"{k:.3g}") if far and _equal(g, e ** k) else None
+    how = next((said for power, said in _POWERS.items() if abs(k - power) < 1e-6), "multiplied by that factor")
+    return POWERED.format(power=f"{k:.3g}", how=how) if far and _equal(g, e ** k) else None
 
 
 def _inverted(g, e) -> str | None:
@@ -232,6 +247,20 @@ def _long(g, e) -> str | None:
     found = [order for order, part in parts.items() if (
         [g[i] for i in part] == e if isinstance(e, list) else _equal(np.take(g, part, axis=axis), e))]
     return LONG.format(order=found[0], along=_along(axis, ndim)) if len(found) == 1 else None
+
+
+def _copies(g, e) -> str | None:
+    """REPEATED or TILED, where `g` is `e` made a whole number of times longer along one axis."""
+    apart = _apart(g, e)
+    if apart is None or apart[1] % apart[2] or apart[2] < 2:
+        return None
+    axis, m, n, ndim = apart
+    times = m // n
+    if _equal(g, np.repeat(e, times, axis=axis)):
+        return REPEATED.format(times=times, along=_along(axis, ndim))
+    if _equal(g, np.concatenate([e] * times, axis=axis)):
+        return TILED.format(times=times, along=_along(axis, ndim))
+    return None
 
 
 def _apart(g, e) -> tuple | None:

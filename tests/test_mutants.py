@@ -19,7 +19,7 @@ import mutations
 import numpy as np
 import pytest
 
-from autograder import conditions, labs, notebooks, relations
+from autograder import conditions, labs, notebooks, relations, verdict
 from autograder.checks import ALIKE, FLOAT32, GENERIC, CheckFailed, NotCredited, Trial, run_part
 from autograder.runners import LocalRunner
 from mutants import DERIVED, MAYBE_DERIVED
@@ -143,12 +143,12 @@ def misdiagnosed(bank: Bank, mutant, salt: bytes = b"") -> set:
 
 
 def relation_said(message: str) -> bool:
-    """A relation of the wrong results to the right ones, or the condition the calls with wrong
-    results alone meet: true of them by construction (relations.py, conditions.py)."""
-    fixed = (relations.TRANSPOSED, relations.REARRANGED, relations.NEGATED, relations.TRUNCATED, relations.OFFSET,
-             relations.ROW_SCALED, relations.ROW_OFFSET, relations.REORDERED)
-    return message in fixed or message.startswith((relations.SHIFTED[:40], relations.SCALED[:40],
-                                                   relations.REVERSED[:40], conditions.WRONG[:40]))
+    """A relation of the wrong results to the right ones, the condition the calls with wrong
+    results alone meet, or what an exception names: true of them by construction (relations.py,
+    conditions.py, verdict.KNOWN_EXCEPTIONS)."""
+    templates = [value for name, value in vars(relations).items() if name.isupper() and isinstance(value, str)]
+    return message.startswith(tuple(t.split("{")[0] for t in templates + [conditions.WRONG])) or \
+        message in {cause for _, cause, _ in verdict.KNOWN_EXCEPTIONS}
 
 
 def derived_and_right(bank: Bank, mutant, message: str) -> bool:

@@ -42,6 +42,8 @@ def test_the_operators_rewrite_one_place_each():
     assert {"return x ** 2", "return x ** 4", "return 3 * x * x * x", "return 3 * x"} == {
         ast.unparse(ast.parse(v.source)).splitlines()[1].strip() for source in ("x ** 3", "3 * x * x")
         for v in derived.variants(f"def p(x):\n    return {source}\n", [operators.power_off_by_one])}
+    assert {v.source.splitlines()[1].strip() for v in derived.variants(
+        "def q(h):\n    return 2.0 ** h\n", [operators.power_as_product])} == {"return (2.0 * h)"}
     assert {"s = Q @ K.T / d ** 1 / 2", "s = Q @ K.T / int(np.sqrt(d))"} <= {
         text.splitlines()[1].strip() for text in rewritten["root_slips"]}
     assert {"a = np.ones(n)", "b = x[:, :n]"} <= {line.strip() for v in derived.variants(
@@ -245,7 +247,8 @@ def test_rewrites_that_are_one_program_are_named_together(monkeypatch):
 
 def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fits():
     """Read from the values alone, whatever code made them: transposed, rearranged, reshaped, scaled,
-    shifted, wrong at one end of an axis, short of one end; where two relations hold, none is said."""
+    shifted, wrong at one end of an axis, short of one end, plus an input, repeated or tiled; where two
+    relations hold, none is said."""
     rng = np.random.default_rng(0)
     e = rng.standard_normal((4, 6))
     assert relations.relation(e.T, e) == relations.TRANSPOSED
@@ -259,7 +262,10 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relation(e[::-1], e) == relations.REVERSED.format(along=" along its rows")
     assert relations.relation(e[0, [1, 0, 3, 2, 5, 4]], e[0]) == relations.REORDERED
     positive = np.exp(e)
-    assert relations.relation(positive ** 2, positive) == relations.POWERED.format(power="2")
+    assert relations.relation(positive ** 2, positive) == relations.POWERED.format(power="2", how="doubled")
+    assert relations.relation(positive ** 1.5, positive) == relations.POWERED.format(
+        power="1.5", how="multiplied by that factor")
+    assert relations.relation(e[:1].T, e[:1]) is None                # a row transposed, or reshaped?
     assert relations.relation(2 * np.pi / positive, positive) == relations.INVERTED
     geometric = 10.0 ** -np.arange(5.0)
     assert relations.relation(geometric[::-1], geometric) == relations.REVERSED.format(along="")   # and 1e-4 / itself
@@ -287,6 +293,12 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relation(one_entry, e) is None
     assert relations.relation(e + rng.standard_normal(e.shape), e) is None
     assert relations.relations([(e.T, e), (-e, e)]) is None         # no one relation: nothing said
+    x = rng.standard_normal(e.shape)
+    assert relations.relation(e + x, e, {"X": x, "W": e}) == relations.ADDED.format(
+        sign="plus", name="X", how="added")                        # a residual where none belongs
+    assert relations.relation(e + x, e) is None
+    assert relations.relation(np.repeat(e, 2, axis=-1), e) == relations.REPEATED.format(times=2, along=" along axis 1")
+    assert relations.relation(np.tile(e[0], 3), e[0]) == relations.TILED.format(times=3, along="")
 
 
 def test_what_the_wrong_calls_alone_have_in_common_is_said_where_nothing_else_fits():

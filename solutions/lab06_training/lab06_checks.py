@@ -319,6 +319,18 @@ KNOWN_EXCEPTIONS = (
      "or int()) is given an array", "use NumPy's elementwise forms: np.exp, np.sqrt, a ** b"),
     (("cannot convert float infinity to integer", "cannot convert float NaN to integer"), "inf or NaN is stored "
      "into an array of integers (dtype=int, or made like an integer array)", "make it float: dtype=float"),
+    (("truth value of an array with more than one element is ambiguous",), "an array is used where Python needs "
+     "one True or False: `if`, `and`, `or`, `not`, the built-in max or min, or a default tested as `x or ...`",
+     "use np.maximum or np.where for entries, & and | for masks, `is None` for a default"),
+    (("object is not callable",), "something that is not a function is called: a layer object (run it with its "
+     "forward method) or a name that an assignment has rebound to a value", ""),
+    (("'int' object is not iterable", "'float' object is not iterable", "int64' object is not iterable",
+      "float64' object is not iterable"), "a single number is iterated over: a `for` over it, list() of it, or `list += "
+     "number` (+= extends a list by the items of what it is given; append adds one)", ""),
+    (("'list' object has no attribute",), "a NumPy array's method or attribute (.shape, .T, .tolist()) is used on "
+     "a Python list: the argument may be a list", "make an array of it first: np.asarray(...)"),
+    (("got an unexpected keyword argument",), "a function is given a keyword that its definition does not have: "
+     "the notebook's own helpers (softmax, ...) do not take NumPy's keywords", "call it as its signature says"),
     (("'NoneType'",), "a value that is None is used as an array: an argument left at its default None (replace it "
      "by what the docstring says None stands for), or the result of a call that returns nothing (list.sort)", ""),
 )
