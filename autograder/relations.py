@@ -41,14 +41,16 @@ SHORT = "the result is the expected one without its {end} entry{along}: a loop o
 LONG = ("the result is the expected one {order} more entries{along}: a range or a loop runs too far (over "
         "every index where it should take every second, or past the end)")
 _ENDS = {"first": "starts one late", "last": "stops one short"}
-SCALED = ("every entry is the expected one times the same factor ({factors}): a scale is missing, "
-          "doubled or inverted")
+SCALED = ("every entry is the expected one times a factor that is the same across the result ({factors}): a "
+          "scale is missing, applied where none belongs, doubled or inverted")
 OFFSET = ("every entry is the expected one plus the same constant: a term (a bias, a shift, an eps) is "
           "missing, added twice or has the wrong sign")
 ROW_SCALED = ("each row (along the last axis) is the expected one times a factor of its own: a normalisation "
               "is missing or divides by the wrong amount (a sum, a norm or a count per row)")
-ADDED = ("the result is the expected one {sign} the input `{name}`: an input is {how} (a residual connection "
-         "where none belongs, or one counted twice)")
+ADDED = "the result is the expected one {sign} the input `{name}`: {how}"
+_ADDED_HOW = {"plus": "the input is added (a residual connection where none belongs, or one counted twice)",
+              "minus": "the input is missing from it (a residual connection left out, or one that adds another "
+                       "stream than its input)"}
 REPEATED = ("the result is the expected one with each entry repeated {times} times{along} (np.repeat): values "
             "that belong once appear {times} times, side by side")
 TILED = ("the result is {times} copies of the expected one end to end{along} (np.tile, or a concatenation): "
@@ -66,12 +68,16 @@ def relation(got, expected, inputs: dict | None = None) -> str | None:
 
 
 def _holding(got, expected, inputs: dict) -> set:
-    """Every relation `got` bears to `expected`. Tuples: those that all the items that differ bear."""
+    """Every relation `got` bears to `expected`. Tuples: those that all the items that differ bear
+    (each item may be scaled by a factor of its own)."""
     if isinstance(expected, tuple):
         if not isinstance(got, tuple) or len(got) != len(expected):
             return set()
         found = [_holding(g, e, inputs) for g, e in zip(got, expected) if not _equal(g, e)]
-        return set.intersection(*found) if found else set()
+        if not found:
+            return set()
+        scaled = all(len(f) == 1 for f in found) and _scales([f.copy().pop() for f in found])
+        return {scaled} if scaled else set.intersection(*found)
     if isinstance(got, str) and isinstance(expected, str):
         letters = (list(got), list(expected))
         return {_short(*letters), _long(*letters)} - {None} if got != expected else set()
@@ -99,8 +105,8 @@ def _holding(got, expected, inputs: dict) -> set:
         found.add(TRUNCATED)
     found |= {SHIFTED.format(axis=axis - e.ndim) for axis in range(e.ndim)
               if e.shape[axis] > 2 and (_shifted(g, e, axis) or _shifted(e, g, axis))}
-    found |= {ADDED.format(name=name, sign=sign, how=how) for name, x in inputs.items() if np.shape(x) == e.shape
-              for sign, how, sum_ in (("plus", "added", e + x), ("minus", "subtracted", e - x)) if _equal(g, sum_)}
+    found |= {ADDED.format(name=name, sign=sign, how=_ADDED_HOW[sign]) for name, x in inputs.items()
+              if np.shape(x) == e.shape for sign, sum_ in (("plus", e + x), ("minus", e - x)) if _equal(g, sum_)}
     found |= _per_row(g, e) if not found else set()
     found |= {_powered(g, e), _inverted(g, e)} - {None} if not found else set()
     found |= {REVERSED.format(along=_along(axis, e.ndim)) for axis in range(e.ndim)
@@ -111,15 +117,19 @@ def _holding(got, expected, inputs: dict) -> set:
 
 
 def relations(pairs: list) -> str | None:
-    """The relation every (got, expected[, the call's arrays by name]) pair that differs shares, or None. A factor may differ
-    from call to call (it depends on the sizes): the message lists them."""
+    """The relation every (got, expected[, the call's arrays by name]) pair that differs shares, or
+    None. A factor may differ from call to call (it depends on the sizes): the message lists them."""
     found = [relation(*pair) for pair in pairs if not _equal(*pair[:2])]
     if not found or None in found:
         return None
-    if all(f.startswith(SCALED[:40]) for f in found):
-        factors = ", ".join(dict.fromkeys(f[f.index("(") + 1:f.index(")")] for f in found))
-        return SCALED.format(factors=factors)
-    return found[0] if len(set(found)) == 1 else None
+    return _scales(found) or (found[0] if len(set(found)) == 1 else None)
+
+
+def _scales(found: list) -> str | None:
+    """SCALED with each factor listed, where every message of `found` is SCALED."""
+    if not all(f.startswith(SCALED.split("{")[0]) for f in found):
+        return None
+    return SCALED.format(factors=", ".join(dict.fromkeys(f[f.index("(") + 1:f.index(")")] for f in found)))
 
 
 def _real(value):
