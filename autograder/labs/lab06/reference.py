@@ -303,7 +303,9 @@ def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
     Args:
         logits: (V,) float
         temperature: > 0, divides the logits before the softmax
-        top_k: keep only the k most likely tokens and renormalise them (None: all)
+        top_k: keep only the k most likely tokens and renormalise them (None: all);
+               where tokens tie at the k-th place, keeping any k of them or all the tied
+               ones is accepted
         top_p: then keep the smallest set of the most likely remaining tokens whose total
                probability is >= top_p, measured on the renormalised top-k distribution, and
                renormalise again (None: all). If the running total reaches exactly top_p at a
