@@ -194,7 +194,8 @@ def _attention_mistakes(part, causal):
     def softmax_over_queries(Q, K, V):
         return _attend(Q, K, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)), axis=0)
 
-    @mistake(part, "it computes K Qᵀ instead of Q Kᵀ, so the weights are transposed")
+    @mistake(part, "it computes K Qᵀ instead of Q Kᵀ: the scores are transposed, so each softmax runs over "
+                   "the queries of one key")
     def transposed_scores(Q, K, V):
         return _attend(K, Q, V, 1.0 / np.sqrt(Q.shape[-1]), mask(len(Q)))
 
