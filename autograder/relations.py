@@ -2,9 +2,10 @@
 the right numbers in other places or in another shape, scaled or offset by a constant (or each
 row by its own), plus or minus an input, raised to a power, inverted, negated, truncated to
 integers, shifted by one position, left at zero in a run at one end of an axis, short of one end
-or longer at one, repeated or tiled, or a one-pass iterator. Such a relation holds whatever code produced it, so it is said where no
-mistake (catalogued or derived) reproduces the student's results: it is true of their results
-by construction, and it points at the kind of mistake to look for.
+or longer at one, repeated or tiled, or a one-pass iterator. Such a relation holds whatever code
+produced it, so it is said where no mistake (catalogued or derived) reproduces the student's
+results: it is true of their results by construction, and it points at the kind of mistake to
+look for.
 """
 import numpy as np
 
