@@ -44,6 +44,8 @@ LONG = ("the result is the expected one {order} more entries{along}: a range or 
 _ENDS = {"first": "starts one late", "last": "stops one short"}
 SCALED = ("every entry is the expected one times a factor that is the same across the result ({factors}): a "
           "scale is missing, applied where none belongs, doubled or inverted")
+ITEMS_SCALED = ("each returned array that differs is the expected one times a factor of its own ({factors}): a "
+                "scale is missing, applied where none belongs, doubled or inverted")
 OFFSET = ("every entry is the expected one plus the same constant: a term (a bias, a shift, an eps) is "
           "missing, added twice or has the wrong sign")
 ROW_SCALED = ("each row (along the last axis) is the expected one times a factor of its own: a normalisation "
@@ -77,8 +79,9 @@ def _holding(got, expected, inputs: dict) -> set:
         found = [_holding(g, e, inputs) for g, e in zip(got, expected) if not _equal(g, e)]
         if not found:
             return set()
-        scaled = all(len(f) == 1 for f in found) and _scales([f.copy().pop() for f in found])
-        return {scaled} if scaled else set.intersection(*found)
+        each = len(found) > 1 and all(len(f) == 1 for f in found) and _scales([next(iter(f)) for f in found],
+                                                                             ITEMS_SCALED)
+        return {each} if each else set.intersection(*found)
     if isinstance(got, str) and isinstance(expected, str):
         letters = (list(got), list(expected))
         return {_short(*letters), _long(*letters)} - {None} if got != expected else set()
@@ -126,11 +129,13 @@ def relations(pairs: list) -> str | None:
     return _scales(found) or (found[0] if len(set(found)) == 1 else None)
 
 
-def _scales(found: list) -> str | None:
-    """SCALED with each factor listed, where every message of `found` is SCALED."""
-    if not all(f.startswith(SCALED.split("{")[0]) for f in found):
+def _scales(found: list, into: str | None = None) -> str | None:
+    """`into` with each factor listed, where every message of `found` is SCALED or ITEMS_SCALED
+    (by default ITEMS_SCALED if one is: a tuple's items scaled each by its own factor)."""
+    kinds = [t for t in (SCALED, ITEMS_SCALED) if any(f.startswith(t.split("{")[0]) for f in found)]
+    if not kinds or not all(f.startswith(tuple(t.split("{")[0] for t in kinds)) for f in found):
         return None
-    return SCALED.format(factors=", ".join(dict.fromkeys(f[f.index("(") + 1:f.index(")")] for f in found)))
+    return (into or kinds[-1]).format(factors=", ".join(dict.fromkeys(f[f.index("(") + 1:f.index(")")] for f in found)))
 
 
 def _real(value):

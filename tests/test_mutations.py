@@ -297,7 +297,9 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
     assert relations.relation(e + x, e, {"X": x, "W": e}) == relations.ADDED.format(
         sign="plus", name="X", how=relations._ADDED_HOW["plus"])    # a residual where none belongs
     assert relations.relation(e + x, e) is None
-    assert relations.relation((e, 2 * e, e / 3), (e, e, e)) == relations.SCALED.format(factors="2, 0.3333")
+    assert relations.relation((e, 2 * e, e / 3), (e, e, e)) == relations.ITEMS_SCALED.format(factors="2, 0.3333")
+    assert relations.relations([((e, 2 * e), (e, e)), ((e, 3 * e, e / 2), (e, e, e))]) == \
+        relations.ITEMS_SCALED.format(factors="2, 3, 0.5")
     assert relations.relation(np.repeat(e, 2, axis=-1), e) == relations.REPEATED.format(times=2, along=" along axis 1")
     assert relations.relation(np.tile(e[0], 3), e[0]) == relations.TILED.format(times=3, along="")
 
