@@ -246,7 +246,7 @@ def _zeroed_run(g, e, axis: int, end: str) -> bool:
 def _short(g, e) -> str | None:
     """SHORT, where `g` (a list or an array) is `e` without the entry at one end of one axis."""
     apart = _apart(g, e)
-    if apart is None or apart[1] != apart[2] - 1 or apart[2] < 3:
+    if apart is None or apart[1] != apart[2] - 1 or apart[2] < 3 or np.size(g) < 3:   # 2 alike: a coincidence
         return None
     axis, _, _, ndim = apart
     found = [end for end, rest in _ends(e, axis) if (g == rest if isinstance(e, list) else _equal(g, rest))]

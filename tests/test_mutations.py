@@ -286,6 +286,7 @@ def test_a_wrong_result_s_relation_to_the_right_one_is_said_where_no_mistake_fit
         end="last", along=" along its rows", how=relations.EARLY["last"])
     assert relations.relation(np.vstack([e[:1] + 1, e[1:]]), e) is None             # not left at zero: no loop
     assert relations.relation("ello", "hello") == relations.SHORT.format(end="first", along="", how="starts one late")
+    assert relations.relation(e[0, :2], e[0, :3]) is None                         # too few to tell
     assert relations.relation(e[:, :-1], e) == relations.SHORT.format(end="last", along=" along axis 1",
                                                                       how="stops one short")
     one_entry = e.copy()
