@@ -79,9 +79,10 @@ def _holding(got, expected, inputs: dict) -> set:
         found = [_holding(g, e, inputs) for g, e in zip(got, expected) if not _equal(g, e)]
         if not found:
             return set()
-        each = len(found) > 1 and all(len(f) == 1 for f in found) and _scales([next(iter(f)) for f in found],
-                                                                             ITEMS_SCALED)
-        return {each} if each else set.intersection(*found)
+        shared = set.intersection(*found)
+        each = not shared and all(len(f) == 1 for f in found) and _scales([next(iter(f)) for f in found],
+                                                                          ITEMS_SCALED)
+        return {each} if each else shared
     if isinstance(got, str) and isinstance(expected, str):
         letters = (list(got), list(expected))
         return {_short(*letters), _long(*letters)} - {None} if got != expected else set()
